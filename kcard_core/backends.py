@@ -1,0 +1,55 @@
+"""A backend turns a model file into text. Cards and chains only talk to this interface."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterator
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseLanguageModel
+
+
+@dataclass(frozen=True)
+class BackendStatus:
+    available: bool
+    device: str
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """How to sample: the paper's cards use temperature 0.1; a seed makes runs repeatable."""
+
+    max_tokens: int = 64
+    temperature: float = 0.1
+    seed: int | None = 0
+    stop: tuple[str, ...] = ()
+
+
+class Backend(ABC):
+    """Runs model files. Implementations load each model once and reuse it."""
+
+    name: str = ""
+    description: str = ""
+
+    @abstractmethod
+    def status(self) -> BackendStatus:
+        """Whether this backend can run here, and on which device. Must not import heavy libraries."""
+
+    @abstractmethod
+    def generate(self, model: Path, prompt: str, *, n: int, sampling: Sampling, chat: bool = False) -> list[str]:
+        """``n`` samples continuing ``prompt`` (or answering it through the chat template when ``chat``)."""
+
+    def stream(self, model: Path, prompt: str, sampling: Sampling) -> Iterator[str]:
+        """Pieces of one completion as they are written; backends that cannot stream yield it whole."""
+        yield self.generate(model, prompt, n=1, sampling=sampling)[0]
+
+    @abstractmethod
+    def next_token_logprobs(self, model: Path, prompt: str, top: int = 20) -> dict[str, float]:
+        """Log-probabilities of the most likely next tokens (used by yes/no judges)."""
+
+    @abstractmethod
+    def language_model(self, model: Path, sampling: Sampling) -> "BaseLanguageModel":
+        """The model as a LangChain language model (the base LLM of the chains)."""

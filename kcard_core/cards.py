@@ -1,0 +1,142 @@
+"""Knowledge cards: a manifest says what a card knows and which weights it runs on."""
+
+from __future__ import annotations
+
+import time
+import tomllib
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kcard_core.artifacts import Artifact
+from kcard_core.backends import Backend, Sampling
+from kcard_core.errors import KcardError
+
+if TYPE_CHECKING:  # langchain_core costs ~1 s to import: listing cards must not pay it
+    from langchain_core.documents import Document
+    from langchain_core.runnables import Runnable
+
+@dataclass(frozen=True)
+class GenerationDefaults:
+    n: int = 3  # n1: documents per card (the paper's default)
+    max_tokens: int = 64
+    temperature: float = 0.1
+
+
+@dataclass(frozen=True)
+class CardManifest:
+    name: str
+    description: str  # what the card knows, in one line: top-down AUTO matches needs against it
+    version: str
+    license: str
+    artifacts: dict[str, Artifact] = field(default_factory=dict)  # "model" is the weights an LM card runs
+    prompt: str = "{query}"  # the card's prompt; {query} is the question
+    chat: bool = False  # send the prompt through the model's chat template (instruct models)
+    generation: GenerationDefaults = GenerationDefaults()
+
+    REQUIRED = ("name", "description", "version", "license")
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], base_dir: Path | None = None) -> "CardManifest":
+        """Validate a manifest; every problem becomes a ValueError naming the field."""
+        missing = [key for key in cls.REQUIRED if not data.get(key)]
+        if missing:
+            raise ValueError(f"card manifest is missing {', '.join(missing)}")
+        for key in (*cls.REQUIRED, "prompt"):
+            if key in data and not isinstance(data[key], str):
+                raise ValueError(f"card manifest field {key!r} must be a string")
+        if "{query}" not in data.get("prompt", "{query}"):
+            raise ValueError("card manifest 'prompt' must contain {query}")
+        artifacts = {role: Artifact.from_dict(spec, base_dir) for role, spec in data.get("artifacts", {}).items()}
+        try:
+            generation = GenerationDefaults(**data.get("generation", {}))
+        except TypeError as error:
+            raise ValueError(f"card manifest [generation]: {error}") from None
+        return cls(name=data["name"], description=data["description"], version=data["version"],
+                   license=data["license"], artifacts=artifacts, prompt=data.get("prompt", "{query}"),
+                   chat=bool(data.get("chat", False)), generation=generation)
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> "CardManifest":
+        path = Path(path)
+        return cls.from_dict(tomllib.loads(path.read_text()), base_dir=path.parent)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        for spec in data["artifacts"].values():
+            spec.pop("base_dir")
+        return data
+
+
+class Card:
+    """A knowledge card: ``generate(question)`` returns background documents.
+
+    This class runs a language model from the manifest's ``model`` artifact; cards built on other
+    knowledge sources (an index, a graph) subclass it and override :meth:`write`.
+    """
+
+    def __init__(self, manifest: CardManifest, backend: Backend | None = None, backend_name: str | None = None):
+        self.manifest = manifest
+        self.backend = backend
+        self.backend_name = backend_name  # the backend this card asks for; None: the default one
+
+    @classmethod
+    def from_manifest(cls, path: str | Path) -> "Card":
+        return cls(CardManifest.from_file(path))
+
+    @property
+    def name(self) -> str:
+        return self.manifest.name
+
+    @property
+    def description(self) -> str:
+        return self.manifest.description
+
+    def with_backend(self, backend: Backend) -> "Card":
+        clone = self.__class__.__new__(self.__class__)
+        clone.__dict__.update(self.__dict__, backend=backend)
+        return clone
+
+    def renamed(self, name: str) -> "Card":
+        clone = self.__class__.__new__(self.__class__)
+        clone.__dict__.update(self.__dict__, manifest=replace(self.manifest, name=name))
+        return clone
+
+    def generate(self, query: str, n: int | None = None, *, seed: int | None = 0,
+                 max_tokens: int | None = None, temperature: float | None = None) -> list["Document"]:
+        """Write ``n`` knowledge documents for ``query`` (n defaults to the manifest's n1)."""
+        from langchain_core.documents import Document
+
+        defaults = self.manifest.generation
+        n = n or defaults.n
+        sampling = Sampling(max_tokens=max_tokens or defaults.max_tokens,
+                            temperature=defaults.temperature if temperature is None else temperature, seed=seed)
+        started = time.perf_counter()
+        texts = self.write(query, n, sampling)
+        seconds = round(time.perf_counter() - started, 3)
+        return [Document(page_content=text, metadata={
+            "id": f"{self.name}#{index}", "card": self.name,
+            "backend": self.backend.name if self.backend else None,
+            "generation": {"n": n, "max_tokens": sampling.max_tokens, "temperature": sampling.temperature,
+                           "seed": None if seed is None else seed + index - 1},
+            "seconds": seconds}) for index, text in enumerate(texts, start=1)]
+
+    def write(self, query: str, n: int, sampling: Sampling) -> list[str]:
+        """The card's texts for ``query``: here, ``n`` samples of its language model."""
+        if self.backend is None:
+            raise KcardError(f"card {self.name!r} has no backend: pip install kcard-llama-cpp")
+        if "model" not in self.manifest.artifacts:
+            raise KcardError(f"card {self.name!r} names no 'model' artifact in its manifest")
+        model = self.manifest.artifacts["model"].resolve()
+        prompt = self.manifest.prompt.format(query=query.strip())
+        texts = self.backend.generate(model, prompt, n=n, sampling=sampling, chat=self.manifest.chat)
+        return [" ".join(text.split()) for text in texts]  # one line each: a card cannot inject prompt lines
+
+    def as_runnable(self) -> "Runnable[str, list[Document]]":
+        """The card as a LangChain runnable: question in, documents out."""
+        from langchain_core.runnables import RunnableLambda
+
+        return RunnableLambda(self.generate, name=self.name)
+
+    def __repr__(self) -> str:
+        return f"<Card {self.name}>"

@@ -1,0 +1,45 @@
+"""The integration chains, and ``build_chain``: one call that wires a chain from installed plugins."""
+
+from __future__ import annotations
+
+from kcard_core.backends import Sampling
+from kcard_core.chains.base import KnowledgeChain
+from kcard_core.chains.bottom_up import BottomUp
+from kcard_core.chains.top_down import TopDown
+from kcard_core.errors import KcardError
+from kcard_core.models import resolve_model
+from kcard_core.plugins import NO_CARDS_MESSAGE, Registry, get_registry
+
+MODES = ("bottom-up", "top-down-auto", "top-down-exp")
+SELECTOR_ORDER = ("relevance", "pruning", "factuality")
+
+__all__ = ["MODES", "BottomUp", "KnowledgeChain", "TopDown", "build_chain"]
+
+
+def build_chain(mode: str = "bottom-up", *, cards: list[str] | None = None, model: str | None = None,
+                backend: str | None = None, n1: int = 3, n2: int = 5, n3: int = 3, seed: int | None = 0,
+                max_iterations: int = 1, selectors: tuple[str, ...] = SELECTOR_ORDER,
+                registry: Registry | None = None) -> KnowledgeChain:
+    """A ready chain: the base LLM, the named (default: all) cards and the selectors, all from plugins."""
+    if mode not in MODES:
+        raise KcardError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+    registry = registry or get_registry()
+    chosen = [registry.card(name) for name in cards] if cards else list(registry.cards.values())
+    if not chosen:
+        raise KcardError(NO_CARDS_MESSAGE)
+    chosen = [card.with_backend(registry.backend(backend or card.backend_name)) for card in chosen]
+    engine = registry.backend(backend)
+    model_name, model_path = resolve_model(model)
+    llm = engine.language_model(model_path, Sampling(max_tokens=32, temperature=0.0, seed=seed))
+    # the yes/no judge of the factuality selector runs on the base LLM: it is loaded already
+    judge = lambda prompt: engine.next_token_logprobs(model_path, prompt)  # noqa: E731
+    options = {"relevance": {"top_n": n2}, "pruning": {},
+               "factuality": {"top_n": n3, "seed": seed, "logprobs": judge, "evidence": registry.evidence}}
+    common = dict(model_name=model_name, seed=seed, n1=n1)
+    if mode == "bottom-up":
+        stages = [registry.selector(name, **options.get(name, {})) for name in selectors]
+        return BottomUp(llm, chosen, stages, **common)
+    factuality = registry.selector("factuality", **options["factuality"])
+    similarity = getattr(registry.selector("relevance"), "similarities", None) if "relevance" in registry.selectors else None
+    return TopDown(llm, chosen, factuality, explicit=mode == "top-down-exp", similarity=similarity,
+                   max_iterations=max_iterations, **common)

@@ -1,0 +1,87 @@
+"""What bottom-up and top-down share: input handling, the final answer (invoke or stream), the trace."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from typing import Any, Iterator
+
+from langchain_core.documents import Document
+from langchain_core.language_models import BaseLanguageModel
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
+
+from kcard_core.errors import KcardError
+from kcard_core.trace import Trace
+
+ANSWER_STOP = ["\n"]  # every prompt segment is one line, so is the answer
+
+
+def text_of(output: Any) -> str:
+    """The text of an LLM's output (plain LLMs return str, chat models a message)."""
+    return output if isinstance(output, str) else getattr(output, "content", str(output))
+
+
+def question_of(input: Any) -> str:
+    question = input.get("question") if isinstance(input, dict) else input
+    if not isinstance(question, str) or not question.strip():
+        raise KcardError("the question is empty")
+    return question.strip()
+
+
+class KnowledgeChain(Runnable[Any, dict]):
+    """A chain: a question (str or {"question": ...}) in; {"question", "answer", "trace"} out."""
+
+    mode = ""
+
+    def __init__(self, llm: BaseLanguageModel, model_name: str = "", seed: int | None = 0):
+        self.llm = llm
+        self.model_name = model_name
+        self.seed = seed
+
+    @abstractmethod
+    def prepare(self, question: str, trace: Trace, config: RunnableConfig | None) -> str:
+        """Gather knowledge and return the final prompt (recording everything in ``trace``)."""
+
+    def ask(self, prompt: str, config: RunnableConfig | None) -> str:
+        """One line from the base LLM."""
+        return text_of(self.llm.invoke(prompt, config=config, stop=ANSWER_STOP)).strip()
+
+    def _start(self, input: Any, config: RunnableConfig | None) -> tuple[str, Trace]:
+        question = question_of(input)
+        trace = Trace(mode=self.mode, question=question, model=self.model_name)
+        with trace.timer("knowledge"):
+            trace.prompt = self.prepare(question, trace, config)
+        return question, trace
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> dict:
+        question, trace = self._start(input, config)
+        with trace.timer("answer"):
+            trace.answer = self.ask(trace.prompt, config)
+        return {"question": question, "answer": trace.answer, "trace": trace}
+
+    def stream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Iterator[dict]:
+        """Yields {"answer": chunk} as the base LLM writes, then {"trace": trace}."""
+        question, trace = self._start(input, config)
+        pieces = []
+        with trace.timer("answer"):
+            for chunk in self.llm.stream(trace.prompt, config=config, stop=ANSWER_STOP):
+                pieces.append(text_of(chunk))
+                yield {"answer": pieces[-1]}
+        trace.answer = "".join(pieces).strip()
+        yield {"trace": trace}
+
+    def run_cards(self, cards: list, question: str, n: int, trace: Trace,
+                  config: RunnableConfig | None) -> list[Document]:
+        """Every card writes ``n`` documents, concurrently up to ``config['max_concurrency']``.
+
+        A card that fails is named in the trace and the others' documents are used.
+        """
+        write = RunnableLambda(lambda card: card.generate(question, n, seed=self.seed), name="card")
+        results = write.batch(cards, config, return_exceptions=True)
+        documents = []
+        for card, result in zip(cards, results):
+            if isinstance(result, Exception):
+                trace.errors.append({"card": card.name, "error": f"{type(result).__name__}: {result}"})
+            else:
+                documents.extend(result)
+        trace.add_documents(documents)
+        return documents

@@ -1,0 +1,33 @@
+"""Bottom-up (Algorithm 1): every card writes, the selectors filter, the knowledge is prepended."""
+
+from __future__ import annotations
+
+from langchain_core.runnables import RunnableConfig
+
+from kcard_core.chains.base import KnowledgeChain
+from kcard_core.chains.prompts import BOTTOM_UP_EXAMPLES, bottom_up_prompt
+from kcard_core.selectors import SelectorPipeline
+from kcard_core.trace import Trace
+
+
+class BottomUp(KnowledgeChain):
+    mode = "bottom-up"
+
+    def __init__(self, llm, cards: list, selectors: list, *, n1: int = 3, examples: list[dict] | None = None,
+                 model_name: str = "", seed: int | None = 0):
+        super().__init__(llm, model_name, seed)
+        self.cards = cards
+        self.pipeline = SelectorPipeline(selectors=selectors)
+        self.n1 = n1
+        self.examples = BOTTOM_UP_EXAMPLES if examples is None else examples
+
+    def prepare(self, question: str, trace: Trace, config: RunnableConfig | None) -> str:
+        trace.cards = [{"card": card.name, "why": "bottom-up asks every active card"} for card in self.cards]
+        with trace.timer("cards"):
+            documents = self.run_cards(self.cards, question, self.n1, trace, config)
+        kept, stages = self.pipeline.run(documents, question)
+        for stage in stages:
+            trace.seconds[stage.selector] = stage.seconds
+            trace.add_stage(stage.selector, stage.scores, stage.kept, stage.texts)
+        trace.mark_used(kept)
+        return bottom_up_prompt(question, [doc.page_content for doc in kept], self.examples)

@@ -1,0 +1,63 @@
+"""The prompts of the Knowledge Card paper (Feng et al., ICLR 2024), and default in-context examples.
+
+Every segment sits on its own line so that the base LLM's reply to each one ends at a newline.
+"""
+
+from __future__ import annotations
+
+NEED_MORE = "Do you need more information? (Yes or No)"
+WHAT_KIND = "What kind of information do you need?"
+CHOOSE_SOURCE = "Choose an information source from the following: {sources}."
+
+# Bottom-up demonstrations: knowledge, question, short answer.
+BOTTOM_UP_EXAMPLES = [
+    {"knowledge": "Canberra was chosen as the capital of Australia in 1908 as a compromise between Sydney "
+                  "and Melbourne.",
+     "question": "What is the capital of Australia?", "answer": "Canberra"},
+    {"knowledge": "The Great Fire of London broke out on 2 September 1666 in a bakery on Pudding Lane.",
+     "question": "In which year did the Great Fire of London happen?", "answer": "1666"},
+    {"knowledge": "Marie Curie won the Nobel Prize in Physics in 1903 and the Nobel Prize in Chemistry in 1911.",
+     "question": "Which two Nobel Prizes did Marie Curie win?", "answer": "Physics and Chemistry"},
+]
+
+# Top-down calibration: one question the model can answer alone ("No"), one it cannot ("Yes").
+TOP_DOWN_EXAMPLES = [
+    {"question": "What color is the sky on a clear day?", "need": None, "answer": "Blue"},
+    {"question": "Who won the 2022 election for governor of Nevada?",
+     "need": "The results of the 2022 Nevada governor election.",
+     "sources": "encyclopedia, news, science", "source": "news",
+     "knowledge": "Joe Lombardo defeated the incumbent Steve Sisolak in the 2022 Nevada gubernatorial election.",
+     "answer": "Joe Lombardo"},
+]
+
+
+def one_line(text: str) -> str:
+    """Collapse whitespace: a document can never start a line of its own in the prompt."""
+    return " ".join(text.split())
+
+
+def bottom_up_prompt(question: str, knowledge: list[str], examples: list[dict] = BOTTOM_UP_EXAMPLES) -> str:
+    blocks = [f"Knowledge: {one_line(ex['knowledge'])}\nQuestion: {ex['question']}\nAnswer: {ex['answer']}"
+              for ex in examples]
+    blocks.append(f"Knowledge: {one_line(' '.join(knowledge))}\nQuestion: {one_line(question)}\nAnswer:")
+    return "\n\n".join(blocks)
+
+
+def top_down_example(example: dict, explicit: bool) -> str:
+    lines = [f"Question: {example['question']}"]
+    if example.get("need"):
+        lines.append(f"{NEED_MORE} Yes")
+        if explicit:
+            lines.append(f"{CHOOSE_SOURCE.format(sources=example['sources'])} {example['source']}")
+        else:
+            lines.append(f"{WHAT_KIND} {example['need']}")
+        lines.append(f"Knowledge: {one_line(example['knowledge'])}")
+    else:
+        lines.append(f"{NEED_MORE} No")
+    lines.append(f"Answer: {example['answer']}")
+    return "\n".join(lines)
+
+
+def top_down_start(question: str, examples: list[dict], explicit: bool) -> str:
+    demos = [top_down_example(example, explicit) for example in examples]
+    return "\n\n".join([*demos, f"Question: {one_line(question)}"]) + "\n"

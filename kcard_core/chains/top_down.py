@@ -1,0 +1,120 @@
+"""Top-down (Algorithm 2): the base LLM says whether it needs more information and which card to ask.
+
+AUTO: "What kind of information do you need?" and the reply is matched to card descriptions.
+EXP: "Choose an information source from the following: ..." and the reply is matched to a card name.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import Callable, Sequence
+
+from langchain_core.runnables import RunnableConfig
+
+from kcard_core.chains.base import KnowledgeChain
+from kcard_core.chains.prompts import (CHOOSE_SOURCE, NEED_MORE, TOP_DOWN_EXAMPLES, WHAT_KIND, one_line,
+                                       top_down_start)
+from kcard_core.selectors import lexical_similarity
+from kcard_core.trace import Trace
+
+Similarity = Callable[[str, Sequence[str]], list[float]]
+
+
+def parse_yes_no(reply: str) -> bool | None:
+    """Yes/No from the reply's first word only ("I don't know" is neither; "Nothing" is not "No")."""
+    words = re.findall(r"[a-z]+", reply.lower())
+    if not words:
+        return None
+    return {"yes": True, "no": False}.get(words[0])
+
+
+def match_card_name(reply: str, names: Sequence[str]) -> tuple[str | None, str]:
+    """The card the reply names: exact word, then close spelling. (name, how) or (None, why not)."""
+    lowered = reply.lower()
+    for name in sorted(names, key=len, reverse=True):  # "news-2022" before "news"
+        if re.search(rf"(?<![\w-]){re.escape(name.lower())}(?![\w-])", lowered):
+            return name, "named"
+    words = re.findall(r"[\w-]+", lowered)
+    for word in words:
+        close = difflib.get_close_matches(word, [n.lower() for n in names], n=1, cutoff=0.75)
+        if close:
+            return next(n for n in names if n.lower() == close[0]), f"close to {word!r}"
+    return None, "no card name in the reply"
+
+
+class TopDown(KnowledgeChain):
+    def __init__(self, llm, cards: list, factuality, *, explicit: bool = False, similarity: Similarity | None = None,
+                 n1: int = 3, max_iterations: int = 1, examples: list[dict] | None = None,
+                 model_name: str = "", seed: int | None = 0):
+        super().__init__(llm, model_name, seed)
+        self.cards = cards
+        self.by_name = {card.name: card for card in cards}
+        self.factuality = factuality
+        self.explicit = explicit
+        self.similarity = similarity or lexical_similarity
+        self.n1 = n1
+        self.max_iterations = max_iterations
+        self.examples = TOP_DOWN_EXAMPLES if examples is None else examples
+
+    @property
+    def mode(self) -> str:
+        return "top-down-exp" if self.explicit else "top-down-auto"
+
+    def prepare(self, question: str, trace: Trace, config: RunnableConfig | None) -> str:
+        prompt = top_down_start(question, self.examples, self.explicit)
+        for iteration in range(1, self.max_iterations + 1):  # a real counter (the paper's forgets to count)
+            prompt += f"{NEED_MORE}"
+            reply = self.ask(prompt, config)
+            need = parse_yes_no(reply)
+            turn = {"iteration": iteration, "question": NEED_MORE, "reply": reply, "needs_more": need}
+            trace.turns.append(turn)
+            if need is None:  # neither yes nor no: asking a card costs less than a wrong answer
+                turn["assumed"] = "yes"
+            prompt += " Yes\n" if need is not False else " No\n"
+            if need is False:
+                break
+            card, why, prompt = self.choose_card(prompt, trace, config)
+            trace.cards.append({"card": card.name, "why": why})
+            knowledge = self.best_document(card, question, trace, config)
+            if knowledge:
+                prompt += f"Knowledge: {one_line(knowledge)}\n"
+        return prompt + "Answer:"
+
+    def choose_card(self, prompt: str, trace: Trace, config: RunnableConfig | None):
+        names = list(self.by_name)
+        if self.explicit:
+            prompt += CHOOSE_SOURCE.format(sources=", ".join(names))
+            reply = self.ask(prompt, config)
+            name, how = match_card_name(reply, names)
+            if name is None:  # a sane fallback: treat the reply as a need and match descriptions
+                name, how = self.match_description(reply), f"{how}; closest description instead"
+            trace.turns.append({"question": "choose a source", "reply": reply, "card": name, "how": how})
+            why = f"the base LLM chose {reply!r} ({how})"
+        else:
+            prompt += WHAT_KIND
+            reply = self.ask(prompt, config)
+            name = self.match_description(reply)
+            trace.turns.append({"question": WHAT_KIND, "reply": reply, "card": name})
+            why = f"its description is closest to the stated need {reply!r}"
+        return self.by_name[name], why, prompt + f" {one_line(reply)}\n"
+
+    def match_description(self, need: str) -> str:
+        names = list(self.by_name)
+        scores = self.similarity(need or "general knowledge", [self.by_name[n].description for n in names])
+        return names[max(range(len(names)), key=scores.__getitem__)]
+
+    def best_document(self, card, question: str, trace: Trace, config: RunnableConfig | None) -> str | None:
+        """The card writes n1 documents; the most factual one is kept (no pruning in top-down)."""
+        with trace.timer("cards"):
+            documents = self.run_cards([card], question, self.n1, trace, config)
+        if not documents:
+            return None
+        with trace.timer(self.factuality.name):
+            scored = self.factuality.score_documents(documents, question)
+        best = max(scored, key=lambda doc: doc.metadata["scores"][self.factuality.name])
+        trace.add_stage(self.factuality.name,
+                        {d.metadata["id"]: d.metadata["scores"][self.factuality.name] for d in scored},
+                        [best.metadata["id"]])
+        trace.mark_used([best])
+        return best.page_content

@@ -1,0 +1,201 @@
+"""The ``kcard`` command. Listing commands load plugins but never a model or a heavy library."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from typing import Any
+
+import click
+
+from kcard_core import __version__
+from kcard_core.errors import KcardError
+from kcard_core.plugins import get_registry
+
+
+class KcardGroup(click.Group):
+    """Turns known errors into one line on stderr and a non-zero exit, never a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, click.Abort):
+            raise
+        except KcardError as error:
+            raise click.ClickException(str(error)) from None
+        except Exception as error:
+            if os.environ.get("KCARD_DEBUG"):
+                raise
+            raise click.ClickException(f"{type(error).__name__}: {error} (KCARD_DEBUG=1 shows the traceback)") from None
+
+
+def emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, default=str))
+
+
+@click.group(cls=KcardGroup)
+@click.version_option(__version__, prog_name="kcard")
+@click.option("-v", "--verbose", is_flag=True, help="Log progress to stderr.")
+def cli(verbose: bool) -> None:
+    """kcard: knowledge cards that fill a language model's knowledge gaps."""
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, stream=sys.stderr,
+                        format="kcard: %(message)s")
+
+
+@cli.command()
+@click.argument("question")
+@click.option("--mode", type=click.Choice(["bottom-up", "top-down-auto", "top-down-exp"]), default=None,
+              help="How knowledge reaches the base LLM [default: bottom-up, or 'mode' in config.toml].")
+@click.option("--card", "cards", multiple=True, help="Use only this card (repeatable) [default: all].")
+@click.option("--model", default=None, help="Base LLM: a GGUF path or a known name [default: smollm2-135m-instruct].")
+@click.option("--backend", default=None, help="Backend for cards and base LLM [default: llama-cpp].")
+@click.option("--n1", default=3, show_default=True, help="Documents each card writes.")
+@click.option("--n2", default=5, show_default=True, help="Documents the relevance selector keeps.")
+@click.option("--n3", default=3, show_default=True, help="Documents the factuality selector keeps.")
+@click.option("--max-iterations", default=1, show_default=True, help="Top-down: rounds of asking for knowledge.")
+@click.option("--seed", default=0, show_default=True, help="Sampling seed (repeatable runs).")
+@click.option("--json", "as_json", is_flag=True, help="Print the answer and its trace as JSON.")
+@click.option("--trace", "show_trace", is_flag=True, help="Print how the answer was made.")
+def ask(question: str, mode: str | None, cards: tuple[str, ...], model: str | None, backend: str | None,
+        n1: int, n2: int, n3: int, max_iterations: int, seed: int, as_json: bool, show_trace: bool) -> None:
+    """Answer QUESTION with knowledge from the installed cards."""
+    from kcard_core.chains import build_chain
+    from kcard_core.config import load_settings
+
+    if not question.strip():
+        raise KcardError("the question is empty")
+    settings = load_settings()
+    chain = build_chain(mode or settings.get("mode", "bottom-up"), cards=list(cards) or None,
+                        model=model or settings.get("model"), backend=backend or settings.get("backend"),
+                        n1=n1, n2=n2, n3=n3, seed=seed, max_iterations=max_iterations)
+    click.echo(f"kcard: {chain.mode} with {', '.join(c.name for c in chain.cards)}…", err=True)
+    if as_json:
+        result = chain.invoke(question)
+        emit_json({"question": result["question"], "answer": result["answer"], "trace": result["trace"].to_dict()})
+        return
+    trace = None
+    for chunk in chain.stream(question):
+        if "answer" in chunk:
+            click.echo(chunk["answer"], nl=False)
+        trace = chunk.get("trace", trace)
+    click.echo()
+    if show_trace:
+        click.echo(format_trace(trace.to_dict()))
+
+
+def format_trace(trace: dict) -> str:
+    """The trace for a person: cards and why, each document's scores per stage, the prompt, timings."""
+    lines = ["", f"── trace ({trace['mode']}, base LLM {trace['model']})"]
+    for turn in trace["turns"]:
+        lines.append(f"  asked: {turn['question']} → {turn['reply']!r}")
+    for card in trace["cards"]:
+        lines.append(f"  card {card['card']}: {card['why']}")
+    for error in trace["errors"]:
+        lines.append(f"  card {error['card']} FAILED: {error['error']}")
+    for doc in trace["documents"]:
+        stages = "  ".join(f"{name} {s['score']}{'' if s['kept'] else ' ✗'}" for name, s in doc["stages"].items())
+        lines.append(f"  [{'used' if doc.get('used') else 'dropped'}] {doc['id']}: {stages}")
+        lines.append(f"      {doc['text'][:160]}")
+    lines.append("  prompt (last 400 characters): …" + trace["prompt"][-400:].replace("\n", "\n      "))
+    lines.append("  seconds: " + ", ".join(f"{k} {v}" for k, v in trace["seconds"].items()))
+    return "\n".join(lines)
+
+
+@cli.group()
+def cards() -> None:
+    """Knowledge cards from installed plugins."""
+
+
+def card_summary(name: str, card) -> dict:
+    registry = get_registry()
+    manifest = card.manifest
+    return {"name": name, "description": manifest.description, "version": manifest.version,
+            "license": manifest.license, "plugin": registry.card_plugins.get(name),
+            "artifacts": {role: a.describe() for role, a in manifest.artifacts.items()}}
+
+
+@cards.command("list")
+@click.option("--json", "as_json", is_flag=True)
+def cards_list(as_json: bool) -> None:
+    """List installed cards."""
+    rows = [card_summary(name, card) for name, card in get_registry().cards.items()]
+    if as_json:
+        return emit_json(rows)
+    if not rows:
+        from kcard_core.plugins import NO_CARDS_MESSAGE
+
+        click.echo(NO_CARDS_MESSAGE, err=True)
+    for row in rows:
+        click.echo(f"{row['name']}: {row['description']} ({row['plugin']} {row['version']})")
+
+
+@cards.command("show")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True)
+def cards_show(name: str, as_json: bool) -> None:
+    """Show one card's manifest."""
+    card = get_registry().card(name)
+    data = {**card.manifest.to_dict(), "plugin": get_registry().card_plugins.get(card.name)}
+    if as_json:
+        return emit_json(data)
+    for key, value in data.items():
+        click.echo(f"{key}: {value}")
+
+
+@cli.group()
+def selectors() -> None:
+    """Selectors from installed plugins."""
+
+
+@selectors.command("list")
+@click.option("--json", "as_json", is_flag=True)
+def selectors_list(as_json: bool) -> None:
+    """List installed selectors."""
+    rows = [{"name": name, "description": (factory.__doc__ or "").strip().splitlines()[0] if factory.__doc__ else "",
+             "factory": f"{factory.__module__}.{factory.__qualname__}"}
+            for name, factory in get_registry().selectors.items()]
+    if as_json:
+        return emit_json(rows)
+    for row in rows:
+        click.echo(f"{row['name']}: {row['factory']}")
+
+
+@cli.group()
+def backends() -> None:
+    """Backends from installed plugins."""
+
+
+@backends.command("list")
+@click.option("--json", "as_json", is_flag=True)
+def backends_list(as_json: bool) -> None:
+    """List installed backends, whether each can run here, and on which device."""
+    rows = []
+    for name, backend in get_registry().backends.items():
+        status = backend.status()
+        rows.append({"name": name, "description": backend.description, "available": status.available,
+                     "device": status.device, "detail": status.detail})
+    if as_json:
+        return emit_json(rows)
+    for row in rows:
+        state = "available" if row["available"] else f"unavailable ({row['detail']})"
+        click.echo(f"{row['name']}: {state} on {row['device']} — {row['description']}")
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True)
+def plugins(as_json: bool) -> None:
+    """List installed plugins, their hooks, versions and load errors."""
+    rows = [vars(info) for info in get_registry().plugins.values()]
+    if as_json:
+        return emit_json(rows)
+    for row in rows:
+        status = "; ".join(row["errors"]) if row["errors"] else ", ".join(row["hooks"])
+        click.echo(f"{row['name']} ({row['distribution']} {row['version']}): {status}")
+
+
+def main() -> None:
+    """Console entry point: plugins may add commands before the command line is parsed."""
+    get_registry().call_hook("register_commands", lambda plugin: cli, argname="cli")
+    cli()

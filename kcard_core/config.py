@@ -1,0 +1,41 @@
+"""Where kcard keeps its state, and the user's settings (one TOML file)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import tomllib
+from pathlib import Path
+
+
+def user_dir() -> Path:
+    """Settings live here: $KCARD_HOME, else ~/.config/kcard."""
+    if os.environ.get("KCARD_HOME"):
+        return Path(os.environ["KCARD_HOME"])
+    return Path(os.environ.get("XDG_CONFIG_HOME", Path.home() / ".config")) / "kcard"
+
+
+def cache_dir() -> Path:
+    """Rebuildable files (assembled weights, hash records) live here: $KCARD_CACHE, else ~/.cache/kcard."""
+    if os.environ.get("KCARD_CACHE"):
+        return Path(os.environ["KCARD_CACHE"])
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "kcard"
+
+
+def load_settings() -> dict:
+    """The user's config.toml as a dict (empty when there is none)."""
+    path = user_dir() / "config.toml"
+    if not path.exists():
+        return {}
+    try:
+        return tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as error:
+        raise ValueError(f"{path} is not valid TOML: {error}") from None
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write through a temporary file and rename, so a crash never leaves half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as tmp:
+        tmp.write(text)
+    os.replace(tmp.name, path)

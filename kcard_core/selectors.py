@@ -1,0 +1,85 @@
+"""Selectors keep the documents that are relevant, brief and factual.
+
+A selector is a LangChain document compressor: ``compress_documents(documents, query)``. It writes
+its score into each document's ``metadata["scores"][name]`` so the trace can show every stage.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from langchain_core.callbacks import Callbacks
+from langchain_core.documents import Document
+from langchain_core.documents.compressor import BaseDocumentCompressor
+
+
+class Selector(BaseDocumentCompressor):
+    """Base class: subclasses set ``name``, implement ``score_documents`` and, to drop some, ``choose``."""
+
+    name: str = "selector"
+
+    def score_documents(self, documents: Sequence[Document], query: str) -> list[Document]:
+        """Every document, scored (and possibly rewritten, as pruning does)."""
+        raise NotImplementedError
+
+    def choose(self, scored: list[Document]) -> list[Document]:
+        """The scored documents this selector keeps."""
+        return scored
+
+    def compress_documents(self, documents: Sequence[Document], query: str,
+                           callbacks: Callbacks | None = None) -> Sequence[Document]:
+        return self.choose(self.score_documents(documents, query))
+
+    def record(self, document: Document, score: float, **details: Any) -> Document:
+        """A copy of ``document`` with this selector's score (and details) in its metadata."""
+        metadata = dict(document.metadata)
+        metadata["scores"] = {**metadata.get("scores", {}), self.name: round(float(score), 4)}
+        if details:
+            metadata[self.name] = details
+        return Document(page_content=document.page_content, metadata=metadata)
+
+
+@dataclass
+class StageRecord:
+    selector: str
+    scores: dict[str, float]  # document id -> score at this stage
+    kept: list[str]
+    seconds: float
+    texts: dict[str, str]  # document id -> text after this stage (pruning rewrites it)
+
+
+class SelectorPipeline(BaseDocumentCompressor):
+    """Runs selectors in order; the order is the list's."""
+
+    selectors: list[Selector]
+
+    def run(self, documents: Sequence[Document], query: str) -> tuple[list[Document], list[StageRecord]]:
+        stages = []
+        for selector in self.selectors:
+            started = time.perf_counter()
+            scored = selector.score_documents(documents, query)
+            documents = selector.choose(scored)
+            stages.append(StageRecord(
+                selector=selector.name,
+                scores={doc.metadata["id"]: doc.metadata.get("scores", {}).get(selector.name) for doc in scored},
+                kept=[doc.metadata["id"] for doc in documents],
+                seconds=round(time.perf_counter() - started, 3),
+                texts={doc.metadata["id"]: doc.page_content for doc in scored}))
+        return list(documents), stages
+
+    def compress_documents(self, documents: Sequence[Document], query: str,
+                           callbacks: Callbacks | None = None) -> Sequence[Document]:
+        return self.run(documents, query)[0]
+
+
+def lexical_similarity(query: str, texts: Sequence[str]) -> list[float]:
+    """Word-overlap (Jaccard) similarity: the fallback when no embedding encoder is installed."""
+    words = set(re.findall(r"\w+", query.lower()))
+    scores = []
+    for text in texts:
+        other = set(re.findall(r"\w+", text.lower()))
+        scores.append(len(words & other) / len(words | other) if words | other else 0.0)
+    return scores

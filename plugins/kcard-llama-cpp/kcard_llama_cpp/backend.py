@@ -1,0 +1,98 @@
+"""GGUF models through llama-cpp-python: each file is loaded once per process and shared."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import os
+import threading
+from pathlib import Path
+from typing import Any, Iterator
+
+from kcard_core.backends import Backend, BackendStatus, Sampling
+
+N_CTX = 2048
+
+
+class LoadedModel:
+    """One llama.cpp model and the lock that serialises its use (a Llama object is not thread-safe)."""
+
+    def __init__(self, path: Path, n_ctx: int, n_threads: int):
+        from llama_cpp import Llama
+
+        self.llama = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, verbose=False)
+        self.lock = threading.Lock()
+
+
+_models: dict[tuple, LoadedModel] = {}
+_models_lock = threading.Lock()
+
+
+def load(path: Path, n_ctx: int = N_CTX, n_threads: int | None = None) -> LoadedModel:
+    """The model for (file, settings), loaded on first use and reused afterwards."""
+    key = (str(Path(path).resolve()), n_ctx, n_threads or os.cpu_count() or 1)
+    with _models_lock:
+        if key not in _models:
+            _models[key] = LoadedModel(Path(key[0]), n_ctx, key[2])
+        return _models[key]
+
+
+def _sampling_kwargs(sampling: Sampling, seed_offset: int = 0) -> dict[str, Any]:
+    return {"max_tokens": sampling.max_tokens, "temperature": sampling.temperature,
+            "seed": None if sampling.seed is None else sampling.seed + seed_offset,
+            "stop": list(sampling.stop) or None}
+
+
+class LlamaCppBackend(Backend):
+    name = "llama-cpp"
+    description = "quantized GGUF models on the CPU with llama-cpp-python"
+
+    def status(self) -> BackendStatus:
+        if importlib.util.find_spec("llama_cpp") is None:
+            return BackendStatus(False, "cpu", "pip install llama-cpp-python")
+        return BackendStatus(True, "cpu")
+
+    def generate(self, model: Path, prompt: str, *, n: int, sampling: Sampling, chat: bool = False) -> list[str]:
+        loaded = load(model)
+        texts = []
+        with loaded.lock:
+            for index in range(n):  # the prompt's KV cache is reused between samples
+                kwargs = _sampling_kwargs(sampling, index)
+                if chat:
+                    out = loaded.llama.create_chat_completion([{"role": "user", "content": prompt}], **kwargs)
+                    texts.append(out["choices"][0]["message"]["content"] or "")
+                else:
+                    texts.append(loaded.llama.create_completion(prompt, **kwargs)["choices"][0]["text"])
+        return texts
+
+    def stream(self, model: Path, prompt: str, sampling: Sampling) -> Iterator[str]:
+        loaded = load(model)
+        with loaded.lock:
+            for chunk in loaded.llama.create_completion(prompt, stream=True, **_sampling_kwargs(sampling)):
+                yield chunk["choices"][0]["text"]
+
+    def next_token_logprobs(self, model: Path, prompt: str, top: int = 20) -> dict[str, float]:
+        import llama_cpp
+        import numpy as np
+
+        loaded = load(model)
+        with loaded.lock:
+            llama = loaded.llama
+            tokens = llama.tokenize(prompt.encode("utf-8"), add_bos=True)
+            llama.reset()
+            llama.eval(tokens)
+            # only the last position's logits are kept (logits_all=False saves n_ctx × vocab floats)
+            logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llama.ctx, -1),
+                                           shape=(llama.n_vocab(),)).astype(np.float64)
+            best = np.argpartition(-logits, top)[:top]
+            log_norm = logits.max() + math.log(np.exp(logits - logits.max()).sum())
+            result: dict[str, float] = {}
+            for token in best[np.argsort(-logits[best])]:
+                text = llama.detokenize([int(token)]).decode("utf-8", "replace")
+                result.setdefault(text, float(logits[token] - log_norm))
+            return result
+
+    def language_model(self, model: Path, sampling: Sampling):
+        from kcard_llama_cpp.llm import LlamaCppLLM
+
+        return LlamaCppLLM(model_path=str(model), sampling=sampling, backend=self)

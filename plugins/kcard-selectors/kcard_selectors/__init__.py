@@ -1,0 +1,33 @@
+"""kcard plugin: the three selectors of the Knowledge Card paper.
+
+Registration must stay cheap (``kcard selectors list`` loads every plugin), so each factory
+imports its selector class only when a selector is built.
+"""
+
+import importlib
+
+from kcard_core.hookspecs import hookimpl
+
+SELECTORS = {
+    "relevance": ("kcard_selectors.relevance:RelevanceSelector",
+                  "Relevance: MiniLM cosine between question and document; keeps the top n2."),
+    "pruning": ("kcard_selectors.pruning:PruningSelector",
+                "Pruning: keeps the sentences closest to the question within a token budget (or an LLM summary)."),
+    "factuality": ("kcard_selectors.factuality:FactualitySelector",
+                   "Factuality: summary faithfulness + fact-check against evidence; top-k factuality sampling of n3."),
+}
+
+
+def lazy_factory(target: str, doc: str):
+    def build(**options):
+        module, _, name = target.partition(":")
+        return getattr(importlib.import_module(module), name)(**options)
+
+    build.__doc__, build.__qualname__, build.__module__ = doc, target.partition(":")[2], target.partition(":")[0]
+    return build
+
+
+@hookimpl
+def register_selectors(register):
+    for name, (target, doc) in SELECTORS.items():
+        register(lazy_factory(target, doc), name=name)

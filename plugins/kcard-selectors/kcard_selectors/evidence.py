@@ -1,0 +1,46 @@
+"""A small BM25 index over the evidence texts that plugins register (no network, no extra package)."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from typing import Callable
+
+
+def words(text: str) -> list[str]:
+    return re.findall(r"\w+", text.lower())
+
+
+class BM25:
+    def __init__(self, texts: list[str], k1: float = 1.5, b: float = 0.75):
+        self.texts = texts
+        self.k1, self.b = k1, b
+        self.counts = [Counter(words(text)) for text in texts]
+        self.lengths = [sum(c.values()) for c in self.counts]
+        self.average = sum(self.lengths) / max(1, len(texts))
+        frequency = Counter(word for counts in self.counts for word in counts)
+        self.idf = {w: math.log(1 + (len(texts) - f + 0.5) / (f + 0.5)) for w, f in frequency.items()}
+
+    def search(self, query: str, k: int = 3) -> list[str]:
+        terms = set(words(query)) & self.idf.keys()
+        scores = []
+        for index, counts in enumerate(self.counts):
+            norm = self.k1 * (1 - self.b + self.b * self.lengths[index] / self.average)
+            score = sum(self.idf[t] * counts[t] * (self.k1 + 1) / (counts[t] + norm) for t in terms if t in counts)
+            if score > 0:
+                scores.append((score, index))
+        return [self.texts[index] for _, index in sorted(scores, reverse=True)[:k]]
+
+
+_indexes: dict[tuple[str, ...], BM25] = {}
+
+
+def index_for(corpora: dict[str, Callable[[], list[str]]]) -> BM25 | None:
+    """One index over all registered corpora, built on first use (None when there are none)."""
+    key = tuple(sorted(corpora))
+    if not key:
+        return None
+    if key not in _indexes:
+        _indexes[key] = BM25([text for name in key for text in corpora[name]()])
+    return _indexes[key]
