@@ -27,9 +27,9 @@ def build_chain(mode: str = "bottom-up", *, cards: list[str] | None = None, mode
     chosen = [registry.card(name) for name in cards] if cards else list(registry.cards.values())
     if not chosen:
         raise KcardError(NO_CARDS_MESSAGE)
+    model_name, model_path = resolve_model(model)
     chosen = [card.with_backend(registry.backend(backend or card.backend_name)) for card in chosen]
     engine = registry.backend(backend)
-    model_name, model_path = resolve_model(model)
     llm = engine.language_model(model_path, Sampling(max_tokens=32, temperature=0.0, seed=seed))
     # the yes/no judge of the factuality selector runs on the base LLM: it is loaded already
     judge = lambda prompt: engine.next_token_logprobs(model_path, prompt)  # noqa: E731

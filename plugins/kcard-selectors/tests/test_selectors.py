@@ -1,0 +1,99 @@
+"""The three selectors on the real MiniLM encoder, and top-k factuality sampling."""
+
+import random
+from collections import Counter
+
+import pytest
+from langchain_core.documents import Document
+
+from kcard_core.selectors import SelectorPipeline
+from kcard_selectors.evidence import BM25
+from kcard_selectors.factuality import FactualitySelector, top_k_sample, yes_probability
+from kcard_selectors.pruning import PruningSelector
+from kcard_selectors.relevance import RelevanceSelector
+
+
+def docs(*texts):
+    return [Document(page_content=t, metadata={"id": f"d{i}", "card": "c"}) for i, t in enumerate(texts)]
+
+
+QUESTION = "What is the capital of France?"
+ON_TOPIC = "Paris is the capital and largest city of France. It lies on the Seine."
+OFF_TOPIC = "Photosynthesis converts light energy into chemical energy in plants."
+
+
+def test_top_k_sampling_draws_without_replacement_from_the_k_best():
+    scores = [0.9, 0.1, 0.8, 0.0, 0.7, 0.2]
+    for seed in range(50):
+        picks = top_k_sample(scores, n=3, k=4, rng=random.Random(seed))
+        assert len(set(picks)) == 3 and set(picks) <= {0, 2, 4, 5}
+    assert top_k_sample([0.0, 0.0], n=3, k=5, rng=random.Random(0)) in ([0, 1], [1, 0])  # all zero: no crash
+
+
+def test_top_k_sampling_prefers_higher_scores():
+    counts = Counter(top_k_sample([1.0, 0.0], n=1, k=2, rng=random.Random(seed))[0] for seed in range(2000))
+    assert counts[0] / 2000 == pytest.approx(2.718 / 3.718, abs=0.04)
+
+
+def test_yes_probability_reads_yes_and_no_tokens():
+    assert yes_probability({" Yes": -0.1, "No": -2.4, "yes": -3.0}) > 0.9
+    assert yes_probability({"maybe": -0.1}) == 0.5
+
+
+def test_bm25_finds_the_matching_evidence():
+    index = BM25(["Paris is the capital of France.", "Berlin is in Germany.", "Plants need light."])
+    assert index.search("capital of France", k=1) == ["Paris is the capital of France."]
+    assert index.search("zebra", k=2) == []
+
+
+def test_relevance_keeps_the_on_topic_document():
+    selector = RelevanceSelector(top_n=1)
+    kept = selector.compress_documents(docs(OFF_TOPIC, ON_TOPIC), QUESTION)
+    assert [d.page_content for d in kept] == [ON_TOPIC]
+    assert kept[0].metadata["scores"]["relevance"] > 0.5
+
+
+def test_pruning_keeps_the_closest_sentences_within_budget():
+    text = OFF_TOPIC + " " + ON_TOPIC + " The Seine flows into the English Channel at Le Havre."
+    pruned = PruningSelector(max_tokens=12).compress_documents(docs(text), QUESTION)[0]
+    assert pruned.page_content == "Paris is the capital and largest city of France."
+    assert pruned.metadata["original"] == text
+    assert 0 < pruned.metadata["scores"]["pruning"] < 0.5
+
+
+def test_factuality_scores_against_registered_evidence():
+    evidence = {"facts": lambda: ["Paris is the capital of France.", "The Moon orbits the Earth."]}
+    selector = FactualitySelector(top_n=1, evidence=evidence)
+    scored = selector.score_documents(docs("Paris is the capital of France.", "Lyon is the capital of France."),
+                                      QUESTION)
+    true, false = (d.metadata["scores"]["factuality"] for d in scored)
+    assert true > false and scored[0].metadata["factuality"]["evidence"] == "evidence"
+
+
+def test_factuality_without_evidence_uses_agreement_between_documents():
+    scored = FactualitySelector(top_n=2).score_documents(
+        docs(ON_TOPIC, "Paris is the capital of France.", OFF_TOPIC), QUESTION)
+    scores = [d.metadata["scores"]["factuality"] for d in scored]
+    assert scores[2] < min(scores[:2]) and scored[0].metadata["factuality"]["evidence"] == "peers"
+
+
+def test_llm_judge_uses_the_given_logprobs():
+    prompts = []
+
+    def logprobs(prompt):
+        prompts.append(prompt)
+        return {"Yes": -0.05, "No": -3.0}
+
+    selector = FactualitySelector(judge="llm", logprobs=logprobs)
+    scored = selector.score_documents(docs("A claim.", "Another claim."), QUESTION)
+    assert scored[0].metadata["scores"]["factuality"] > 0.9
+    assert prompts[0].startswith("Evidence: Another claim.\nClaim: A claim.")
+
+
+def test_pipeline_in_any_order_records_every_stage():
+    pipeline = SelectorPipeline(selectors=[PruningSelector(max_tokens=16), RelevanceSelector(top_n=2),
+                                           FactualitySelector(top_n=1)])
+    kept, stages = pipeline.run(docs(OFF_TOPIC, ON_TOPIC, "France's capital is Paris."), QUESTION)
+    assert [s.selector for s in stages] == ["pruning", "relevance", "factuality"]
+    assert len(stages[0].scores) == 3 and len(stages[1].kept) == 2 and len(kept) == 1
+    assert "d0" not in stages[1].kept

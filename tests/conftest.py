@@ -1,0 +1,88 @@
+"""Shared fixtures: an isolated kcard home, fake plugins on sys.path, and a scripted fake backend."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from kcard_core.backends import Backend, BackendStatus, Sampling
+
+
+@pytest.fixture(autouse=True)
+def kcard_home(tmp_path, monkeypatch):
+    """No test reads or writes the user's real settings or cache."""
+    monkeypatch.setenv("KCARD_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("KCARD_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("KCARD_LOAD_PLUGINS", raising=False)
+    monkeypatch.delenv("KCARD_STRICT_PLUGINS", raising=False)
+    import kcard_core.plugins
+
+    monkeypatch.setattr(kcard_core.plugins, "_registry", None)
+    return tmp_path
+
+
+@pytest.fixture
+def install_fake_plugin(tmp_path, monkeypatch):
+    """Put a one-module distribution with a ``kcard`` entry point on sys.path (found by importlib.metadata)."""
+    site = tmp_path / "site"
+    site.mkdir()
+    monkeypatch.syspath_prepend(str(site))
+
+    def install(dist: str, module_source: str, entry_name: str | None = None) -> str:
+        module = dist.replace("-", "_")
+        (site / f"{module}.py").write_text(textwrap.dedent(module_source))
+        info = site / f"{module}-0.1.0.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.1.0\n")
+        (info / "entry_points.txt").write_text(f"[kcard]\n{entry_name or dist} = {module}\n")
+        install.names.append(dist)
+        return module
+
+    install.names = []  # pass as load_registry(only=...) to leave out the plugins really installed
+    return install
+
+
+class FakeBackend(Backend):
+    """Writes "<prompt-word> fact i" documents; counts calls so tests can check reuse."""
+
+    name = "fake"
+    description = "deterministic texts for unit tests"
+
+    def __init__(self, fail_for: str | None = None):
+        self.calls = []
+        self.fail_for = fail_for
+
+    def status(self) -> BackendStatus:
+        return BackendStatus(True, "cpu")
+
+    def generate(self, model: Path, prompt: str, *, n: int, sampling: Sampling, chat: bool = False) -> list[str]:
+        self.calls.append((model, prompt, n))
+        if self.fail_for and self.fail_for in str(model):
+            raise RuntimeError("the model crashed")
+        return [f"{Path(model).stem} knows fact {i} about {prompt.split(':')[-1].strip()}." for i in range(n)]
+
+    def next_token_logprobs(self, model: Path, prompt: str, top: int = 20) -> dict[str, float]:
+        return {"Yes": -0.1, "No": -2.3}
+
+    def language_model(self, model: Path, sampling: Sampling):
+        from langchain_core.language_models.fake import FakeListLLM
+
+        return FakeListLLM(responses=["Paris"])
+
+
+@pytest.fixture
+def fake_backend():
+    return FakeBackend()
+
+
+def make_card(tmp_path: Path, name: str, description: str, backend=None):
+    """A real Card from a real manifest whose model file is a small local file."""
+    from kcard_core.cards import Card, CardManifest
+
+    model = tmp_path / f"{name}.gguf"
+    model.write_bytes(name.encode())
+    manifest = CardManifest.from_dict({"name": name, "description": description, "version": "1", "license": "MIT",
+                                       "prompt": "About: {query}", "artifacts": {"model": {"file": str(model)}}})
+    return Card(manifest, backend=backend)

@@ -1,0 +1,62 @@
+"""Card manifests, artifacts and their sha256, and what a card's documents carry."""
+
+import hashlib
+
+import pytest
+
+from conftest import FakeBackend, make_card
+from kcard_core.artifacts import Artifact
+from kcard_core.cards import CardManifest
+from kcard_core.errors import ArtifactError, KcardError
+
+
+def test_manifest_reports_missing_and_mistyped_fields():
+    with pytest.raises(ValueError, match="missing description, license"):
+        CardManifest.from_dict({"name": "x", "version": "1"})
+    with pytest.raises(ValueError, match="'version' must be a string"):
+        CardManifest.from_dict({"name": "x", "description": "d", "version": 1, "license": "MIT"})
+    with pytest.raises(ValueError, match="must contain {query}"):
+        CardManifest.from_dict({"name": "x", "description": "d", "version": "1", "license": "MIT", "prompt": "hi"})
+
+
+def test_manifest_file_resolves_relative_artifacts(tmp_path):
+    (tmp_path / "w.gguf").write_bytes(b"weights")
+    (tmp_path / "card.toml").write_text(
+        'name = "c"\ndescription = "d"\nversion = "1"\nlicense = "MIT"\n'
+        f'[artifacts.model]\nfile = "w.gguf"\nsha256 = "{hashlib.sha256(b"weights").hexdigest()}"\n')
+    manifest = CardManifest.from_file(tmp_path / "card.toml")
+    assert manifest.artifacts["model"].resolve() == tmp_path / "w.gguf"
+    assert manifest.to_dict()["artifacts"]["model"]["file"] == "w.gguf"
+
+
+def test_tampered_artifact_is_refused(tmp_path):
+    path = tmp_path / "w.gguf"
+    path.write_bytes(b"weights")
+    artifact = Artifact(file=str(path), sha256=hashlib.sha256(b"weights").hexdigest())
+    assert artifact.resolve() == path
+    path.write_bytes(b"tampered")
+    with pytest.raises(ArtifactError, match="does not match the sha256"):
+        artifact.resolve()
+
+
+def test_missing_artifacts_say_how_to_get_them():
+    with pytest.raises(ArtifactError, match="not installed; get it with: pip install --no-deps x-weights"):
+        Artifact(file="a.gguf", distribution="x-weights", install="pip install --no-deps x-weights").resolve()
+    with pytest.raises(ArtifactError, match="missing"):
+        Artifact(file="/nonexistent/a.gguf").resolve()
+
+
+def test_generate_returns_documents_with_metadata(tmp_path):
+    backend = FakeBackend()
+    card = make_card(tmp_path, "history", "history", backend)
+    docs = card.generate("Who built Rome?", n=2, seed=7)
+    assert [d.metadata["id"] for d in docs] == ["history#1", "history#2"]
+    assert docs[0].metadata["card"] == "history" and docs[0].metadata["backend"] == "fake"
+    assert docs[1].metadata["generation"] == {"n": 2, "max_tokens": 64, "temperature": 0.1, "seed": 8}
+    assert backend.calls[0][1] == "About: Who built Rome?"
+    assert card.as_runnable().invoke("Rome")[0].page_content.startswith("history knows fact 0")
+
+
+def test_card_without_backend_says_what_to_install(tmp_path):
+    with pytest.raises(KcardError, match="pip install kcard-llama-cpp"):
+        make_card(tmp_path, "c", "d").generate("q")

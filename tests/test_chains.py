@@ -1,0 +1,114 @@
+"""Bottom-up and top-down logic with a scripted base LLM, fake cards and simple selectors."""
+
+import pytest
+from langchain_core.language_models.fake import FakeListLLM
+
+from conftest import FakeBackend, make_card
+from kcard_core.chains import BottomUp, TopDown
+from kcard_core.chains.top_down import match_card_name, parse_yes_no
+from kcard_core.errors import KcardError
+from kcard_core.selectors import Selector
+
+
+class ByLength(Selector):
+    """Scores by length; keeps the ``keep`` longest."""
+
+    name: str = "length"
+    keep: int = 2
+
+    def score_documents(self, documents, query):
+        return [self.record(doc, len(doc.page_content)) for doc in documents]
+
+    def choose(self, scored):
+        return sorted(scored, key=lambda d: -d.metadata["scores"][self.name])[: self.keep]
+
+
+@pytest.fixture
+def cards(tmp_path):
+    backend = FakeBackend(fail_for="broken")
+    return [make_card(tmp_path, "science", "physics and chemistry", backend),
+            make_card(tmp_path, "politics", "elections, senators and governors", backend),
+            make_card(tmp_path, "broken", "a card whose model crashes", backend)]
+
+
+def test_bottom_up_prepends_selected_knowledge_and_names_the_failed_card(cards):
+    llm = FakeListLLM(responses=["Paris"])
+    chain = BottomUp(llm, cards, [ByLength(keep=2)], n1=2, examples=[])
+    result = chain.invoke("What is the capital of France?")
+    trace = result["trace"]
+    assert result["answer"] == "Paris"
+    assert trace.errors == [{"card": "broken", "error": "RuntimeError: the model crashed"}]
+    assert len(trace.documents) == 4  # two cards × n1=2
+    used = [doc_id for doc_id, doc in trace.documents.items() if doc["used"]]
+    assert len(used) == 2
+    assert trace.prompt.startswith("Knowledge: ")
+    assert trace.prompt.endswith("Question: What is the capital of France?\nAnswer:")
+    for doc_id in used:
+        assert trace.documents[doc_id]["text"] in trace.prompt
+    stages = trace.documents["science#1"]["stages"]["length"]
+    assert stages["score"] > 0 and "kept" in stages
+    assert set(trace.seconds) >= {"cards", "length", "knowledge", "answer"}
+
+
+def test_empty_question_is_refused(cards):
+    with pytest.raises(KcardError, match="empty"):
+        BottomUp(FakeListLLM(responses=["x"]), cards, []).invoke("  ")
+
+
+def test_stream_yields_answer_chunks_then_the_trace(cards):
+    chain = BottomUp(FakeListLLM(responses=["Paris"]), cards[:1], [], n1=1)
+    chunks = list(chain.stream({"question": "Capital of France?"}))
+    assert "".join(c.get("answer", "") for c in chunks) == "Paris"
+    assert chunks[-1]["trace"].answer == "Paris"
+
+
+def test_top_down_auto_matches_the_stated_need_to_a_description(cards):
+    llm = FakeListLLM(responses=["Yes", "The results of the elections", "Raphael Warnock"])
+    chain = TopDown(llm, cards[:2], ByLength(name="factuality"), n1=2, examples=[])
+    result = chain.invoke("Who won the 2022 Georgia senate race?")
+    trace = result["trace"]
+    assert result["answer"] == "Raphael Warnock"
+    assert trace.cards[0]["card"] == "politics"
+    assert "Do you need more information? (Yes or No) Yes\nWhat kind of information do you need? " \
+           "The results of the elections\nKnowledge: politics knows fact" in trace.prompt
+    assert sum(doc["used"] for doc in trace.documents.values()) == 1
+
+
+def test_top_down_exp_maps_the_named_source_to_a_card(cards):
+    llm = FakeListLLM(responses=["yes.", "I would ask Science.", "42"])
+    chain = TopDown(llm, cards[:2], ByLength(name="factuality"), explicit=True, n1=1, examples=[])
+    trace = chain.invoke("What is the boiling point of water?")["trace"]
+    assert "Choose an information source from the following: science, politics." in trace.prompt
+    assert trace.cards[0]["card"] == "science"
+
+
+def test_top_down_stops_when_the_llm_says_no(cards):
+    llm = FakeListLLM(responses=["No, I know it", "Blue"])
+    chain = TopDown(llm, cards, ByLength(name="factuality"), examples=[])
+    result = chain.invoke("What colour is the sky?")
+    assert result["answer"] == "Blue" and result["trace"].cards == [] and result["trace"].documents == {}
+
+
+def test_top_down_iterates_up_to_max_iterations(cards):
+    llm = FakeListLLM(responses=["Yes", "physics", "Yes", "elections", "Done"])
+    chain = TopDown(llm, cards[:2], ByLength(name="factuality"), n1=1, max_iterations=2, examples=[])
+    trace = chain.invoke("q?")["trace"]
+    assert [c["card"] for c in trace.cards] == ["science", "politics"]
+    assert trace.prompt.count("Knowledge:") == 2
+
+
+@pytest.mark.parametrize("reply, expected", [
+    ("Yes", True), ("yes, I do.", True), ("No.", False), ("  NO", False),
+    ("I don't know", None), ("Nothing more", None), ("Know it already", None), ("", None),
+    ("Not really, yes", None),
+])
+def test_yes_no_comes_from_the_first_word_only(reply, expected):
+    assert parse_yes_no(reply) is expected
+
+
+@pytest.mark.parametrize("reply, expected", [
+    ("news", "news"), ("I'd choose the News source", "news"), ("news-2022", "news-2022"),
+    ("scince", "science"), ("the weather", None),
+])
+def test_card_names_are_matched_exactly_then_fuzzily(reply, expected):
+    assert match_card_name(reply, ["news", "news-2022", "science"])[0] == expected

@@ -1,0 +1,92 @@
+"""Plugin discovery: every failure is recorded against its plugin and the others keep working."""
+
+import pytest
+
+from kcard_core.errors import UnknownNameError
+from kcard_core.plugins import load_registry
+
+GOOD_CARD = """
+from pathlib import Path
+from kcard_core.cards import Card, CardManifest
+from kcard_core.hookspecs import hookimpl
+
+@hookimpl
+def register_cards(register):
+    register(Card(CardManifest.from_dict({"name": "{name}", "description": "knows {name}", "version": "1",
+                                           "license": "MIT"})))
+"""
+
+
+def good_card(name):
+    return GOOD_CARD.replace("{name}", name)
+
+
+def test_broken_plugins_are_reported_and_the_good_one_still_loads(install_fake_plugin):
+    install_fake_plugin("kcard-card-good", good_card("good"))
+    install_fake_plugin("kcard-broken-import", "import a_module_that_does_not_exist\n")
+    install_fake_plugin("kcard-broken-syntax", "def oops(:\n")
+    install_fake_plugin("kcard-broken-hook", """
+        from kcard_core.hookspecs import hookimpl
+        @hookimpl
+        def register_cards(register):
+            raise RuntimeError("the card's manifest is gone")
+    """)
+    install_fake_plugin("kcard-broken-garbage", """
+        from kcard_core.hookspecs import hookimpl
+        @hookimpl
+        def register_cards(register):
+            register("not a card")
+    """)
+    registry = load_registry(only=install_fake_plugin.names)
+    assert list(registry.cards) == ["good"]
+    errors = {name: info.errors for name, info in registry.plugins.items()}
+    assert errors["kcard-card-good"] == []
+    assert "ModuleNotFoundError" in errors["kcard-broken-import"][0]
+    assert "SyntaxError" in errors["kcard-broken-syntax"][0]
+    assert errors["kcard-broken-hook"] == ["register_cards failed: RuntimeError: the card's manifest is gone"]
+    assert "expects a Card, got str" in errors["kcard-broken-garbage"][0]
+    assert all(len(e) == 1 and "\n" not in e[0] for name, e in errors.items() if "broken" in name)
+
+
+def test_strict_mode_reraises(install_fake_plugin, monkeypatch):
+    install_fake_plugin("kcard-broken-import", "import a_module_that_does_not_exist\n")
+    monkeypatch.setenv("KCARD_STRICT_PLUGINS", "1")
+    with pytest.raises(ModuleNotFoundError):
+        load_registry(only=install_fake_plugin.names)
+
+
+def test_load_plugins_env_selects_distributions(install_fake_plugin, monkeypatch):
+    install_fake_plugin("kcard-card-one", good_card("one"))
+    install_fake_plugin("kcard-card-two", good_card("two"))
+    monkeypatch.setenv("KCARD_LOAD_PLUGINS", "kcard-card-two")
+    assert list(load_registry().cards) == ["two"]
+    monkeypatch.setenv("KCARD_LOAD_PLUGINS", "")
+    assert load_registry().plugins == {}
+
+
+def test_misspelled_hookimpl_is_reported(install_fake_plugin):
+    install_fake_plugin("kcard-typo", """
+        from kcard_core.hookspecs import hookimpl
+        @hookimpl
+        def register_card(register):
+            pass
+    """)
+    errors = load_registry(only=install_fake_plugin.names).plugins["kcard-typo"].errors
+    assert errors == ["hookimpl 'register_card' matches no kcard hook (misspelled?)"]
+
+
+def test_duplicate_card_names_are_kept_under_qualified_names(install_fake_plugin):
+    install_fake_plugin("kcard-card-a", good_card("news"))
+    install_fake_plugin("kcard-card-b", good_card("news"))
+    registry = load_registry(only=install_fake_plugin.names)
+    assert sorted(registry.cards) == ["kcard-card-a/news", "kcard-card-b/news"]
+    assert registry.card("kcard-card-b/news").name == "kcard-card-b/news"
+    assert any("more than one plugin" in warning for warning in registry.warnings)
+    with pytest.raises(UnknownNameError, match="ambiguous"):
+        registry.card("news")
+
+
+def test_unknown_card_lists_the_installed_ones(install_fake_plugin):
+    install_fake_plugin("kcard-card-good", good_card("good"))
+    with pytest.raises(UnknownNameError, match="unknown card 'nope'; installed cards: good"):
+        load_registry(only=install_fake_plugin.names).card("nope")
