@@ -1,0 +1,60 @@
+"""The llama.cpp backend on the real default models (SmolLM2-135M-Instruct; Gemma 3 270M base)."""
+
+import math
+from pathlib import Path
+
+import pytest
+
+from kcard_core.backends import Sampling
+from kcard_core.models import resolve_model
+from kcard_llama_cpp import backend as llama_backend
+from kcard_llama_cpp.backend import LlamaCppBackend
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def smollm() -> Path:
+    return resolve_model("smollm2-135m-instruct")[1]
+
+
+def test_status_is_available_on_cpu():
+    status = LlamaCppBackend().status()
+    assert status.available and status.device == "cpu"
+
+
+def test_seeded_samples_repeat_and_the_model_is_loaded_once(smollm):
+    backend = LlamaCppBackend()
+    sampling = Sampling(max_tokens=12, temperature=0.8, seed=3)
+    first = backend.generate(smollm, "The capital of France is", n=2, sampling=sampling)
+    loads = len(llama_backend._models)
+    again = backend.generate(smollm, "The capital of France is", n=2, sampling=sampling)
+    assert first == again and len(first) == 2 and all(first)
+    assert len(llama_backend._models) == loads  # reused, not reloaded
+
+
+def test_chat_mode_uses_the_chat_template(smollm):
+    text = LlamaCppBackend().generate(smollm, "Name a colour.", n=1,
+                                      sampling=Sampling(max_tokens=10, temperature=0.0), chat=True)[0]
+    assert text.strip() and "<|im_start|>" not in text
+
+
+def test_next_token_logprobs_are_a_distribution(smollm):
+    logprobs = LlamaCppBackend().next_token_logprobs(smollm, "Question: Is Paris in France? Answer Yes or No.\nAnswer:")
+    assert len(logprobs) >= 10 and all(lp <= 0 for lp in logprobs.values())
+    assert 0.5 < sum(math.exp(lp) for lp in logprobs.values()) <= 1.0001
+    assert any(token.strip() in ("Yes", "No") for token in logprobs)
+
+
+def test_language_model_is_a_langchain_runnable_that_streams(smollm):
+    llm = LlamaCppBackend().language_model(smollm, Sampling(max_tokens=16, temperature=0.0))
+    whole = llm.invoke("Q: What is 2 + 2?\nA:", stop=["\n"])
+    pieces = list(llm.stream("Q: What is 2 + 2?\nA:", stop=["\n"]))
+    assert whole.strip() and "".join(pieces) == whole and "\n" not in whole
+    assert llm.batch(["The sky is", "Grass is"], config={"max_concurrency": 2}) != ["", ""]
+
+
+def test_gemma_base_model_completes_text():
+    path = resolve_model("gemma-3-270m")[1]
+    text = LlamaCppBackend().generate(path, "The capital of France is", n=1, sampling=Sampling(max_tokens=8))[0]
+    assert "Paris" in text

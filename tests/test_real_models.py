@@ -1,0 +1,81 @@
+"""End to end on the real default models: both card plugins, the three selectors, all three modes."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kcard_core.chains import build_chain
+
+pytestmark = pytest.mark.slow
+QUESTION = "What is the capital of Australia?"
+KCARD = [sys.executable, "-m", "kcard_core"]
+
+
+@pytest.fixture(scope="module")
+def bottom_up_result():
+    return build_chain("bottom-up").invoke(QUESTION)
+
+
+def test_bottom_up_uses_both_cards_and_all_three_selectors(bottom_up_result):
+    trace = bottom_up_result["trace"]
+    assert bottom_up_result["answer"]
+    assert {doc["card"] for doc in trace.documents.values()} == {"general", "textbook"}
+    assert len(trace.documents) == 6  # two cards × n1 = 3
+    relevance = [d for d in trace.documents.values() if "relevance" in d["stages"]]
+    assert len(relevance) == 6 and sum(d["stages"]["relevance"]["kept"] for d in relevance) == 5
+    factuality = [d for d in trace.documents.values() if "factuality" in d["stages"]]
+    assert len(factuality) == 5 and sum(d["stages"]["factuality"]["kept"] for d in factuality) == 3
+    assert all(0 <= d["stages"]["factuality"]["score"] <= 1 for d in factuality)
+    used = [d for d in trace.documents.values() if d["used"]]
+    assert len(used) == 3
+    for doc in used:
+        assert doc["stages"]["pruning"].get("text", doc["text"]) in trace.prompt
+    assert trace.prompt.endswith(f"Question: {QUESTION}\nAnswer:")
+
+
+def test_same_seed_same_documents(bottom_up_result):
+    again = build_chain("bottom-up", cards=["textbook"]).invoke(QUESTION)["trace"]
+    first = {k: v["text"] for k, v in bottom_up_result["trace"].documents.items() if k.startswith("textbook")}
+    assert {k: v["text"] for k, v in again.documents.items()} == first
+
+
+@pytest.mark.parametrize("mode", ["top-down-auto", "top-down-exp"])
+def test_top_down_modes_run_for_real(mode):
+    result = build_chain(mode).invoke("Who won the 2022 Nevada governor election?")
+    trace = result["trace"]
+    assert result["answer"] and trace.turns[0]["question"] == "Do you need more information? (Yes or No)"
+    if trace.turns[0]["needs_more"] is not False:
+        assert trace.cards and trace.cards[0]["card"] in ("general", "textbook")
+        assert sum(d["used"] for d in trace.documents.values()) == 1
+        assert "Knowledge: " in trace.prompt.split("Question: Who won the 2022 Nevada")[1]
+
+
+def test_cli_ask_json_for_real():
+    done = subprocess.run([*KCARD, "ask", QUESTION, "--card", "textbook", "--json"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["answer"] and data["trace"]["mode"] == "bottom-up"
+    assert {s for d in data["trace"]["documents"] for s in d["stages"]} == {"relevance", "pruning", "factuality"}
+
+
+def test_broken_plugin_installed_beside_the_real_ones(tmp_path):
+    """A real pip install of a plugin whose import fails: it is listed with its error, the rest works."""
+    target = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
+                    "--target", str(target), str(Path(__file__).parent / "data" / "kcard-broken-example")],
+                   check=True, timeout=300)
+    env = {**os.environ, "PYTHONPATH": str(target)}
+    listed = subprocess.run([*KCARD, "plugins", "--json"], capture_output=True, text=True, env=env, timeout=120)
+    plugins = {row["name"]: row for row in json.loads(listed.stdout)}
+    assert plugins["broken-example"]["errors"] == [
+        "import failed: ModuleNotFoundError: No module named 'kcard_dependency_that_is_not_installed'"]
+    assert plugins["general"]["errors"] == [] and plugins["selectors"]["errors"] == []
+    asked = subprocess.run([*KCARD, "ask", QUESTION, "--card", "textbook", "--n1", "1"],
+                           capture_output=True, text=True, env=env, timeout=600)
+    assert asked.returncode == 0 and asked.stdout.strip(), asked.stderr
+    assert "broken-example" in asked.stderr  # reported, not fatal
