@@ -54,12 +54,14 @@ def cli(verbose: bool) -> None:
 @click.option("--n1", default=3, show_default=True, help="Documents each card writes.")
 @click.option("--n2", default=5, show_default=True, help="Documents the relevance selector keeps.")
 @click.option("--n3", default=3, show_default=True, help="Documents the factuality selector keeps.")
+@click.option("--selectors", "selector_names", default="relevance,pruning,factuality", show_default=True,
+              help="Bottom-up: the selectors to run, in order (comma-separated).")
 @click.option("--max-iterations", default=1, show_default=True, help="Top-down: rounds of asking for knowledge.")
 @click.option("--seed", default=0, show_default=True, help="Sampling seed (repeatable runs).")
 @click.option("--json", "as_json", is_flag=True, help="Print the answer and its trace as JSON.")
 @click.option("--trace", "show_trace", is_flag=True, help="Print how the answer was made.")
 def ask(question: str, mode: str | None, cards: tuple[str, ...], model: str | None, backend: str | None,
-        n1: int, n2: int, n3: int, max_iterations: int, seed: int, as_json: bool, show_trace: bool) -> None:
+        n1: int, n2: int, n3: int, selector_names: str, max_iterations: int, seed: int, as_json: bool, show_trace: bool) -> None:
     """Answer QUESTION with knowledge from the installed cards."""
     from kcard_core.chains import build_chain
     from kcard_core.config import load_settings
@@ -69,7 +71,8 @@ def ask(question: str, mode: str | None, cards: tuple[str, ...], model: str | No
     settings = load_settings()
     chain = build_chain(mode or settings.get("mode", "bottom-up"), cards=list(cards) or None,
                         model=model or settings.get("model"), backend=backend or settings.get("backend"),
-                        n1=n1, n2=n2, n3=n3, seed=seed, max_iterations=max_iterations)
+                        n1=n1, n2=n2, n3=n3, seed=seed, max_iterations=max_iterations,
+                        selectors=tuple(name.strip() for name in selector_names.split(",") if name.strip()))
     click.echo(f"kcard: {chain.mode} with {', '.join(c.name for c in chain.cards)}…", err=True)
     if as_json:
         result = chain.invoke(question)

@@ -112,3 +112,11 @@ def test_yes_no_comes_from_the_first_word_only(reply, expected):
 ])
 def test_card_names_are_matched_exactly_then_fuzzily(reply, expected):
     assert match_card_name(reply, ["news", "news-2022", "science"])[0] == expected
+
+
+def test_batch_honours_max_concurrency_and_keeps_order(cards):
+    llm = FakeListLLM(responses=["A"])
+    chain = BottomUp(llm, cards[:2], [ByLength(keep=1)], n1=1, examples=[])
+    results = chain.batch(["first?", "second?", "third?"], config={"max_concurrency": 2})
+    assert [r["question"] for r in results] == ["first?", "second?", "third?"]
+    assert all(r["answer"] == "A" and len(r["trace"].documents) == 2 for r in results)

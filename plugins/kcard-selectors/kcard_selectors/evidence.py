@@ -8,8 +8,13 @@ from collections import Counter
 from typing import Callable
 
 
+# words too common to count as a match between a document and evidence
+STOPWORDS = frozenset("a an and are as at be by for from has have in is it its of on or that the this to was "
+                      "were what when where which who whom why how with".split())
+
+
 def words(text: str) -> list[str]:
-    return re.findall(r"\w+", text.lower())
+    return [w for w in re.findall(r"\w+", text.lower()) if w not in STOPWORDS]
 
 
 class BM25:

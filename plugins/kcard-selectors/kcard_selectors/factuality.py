@@ -4,8 +4,8 @@ The score averages what is available of the paper's two checks:
 (a) summary faithfulness — is the pruned text supported by the document it was cut from?
     (only for pruned documents: an unpruned one is its own summary);
 (b) fact-checking — is the document supported by retrieved evidence? Evidence comes from the
-    corpora that plugins register (BM25); with none installed, the other candidate documents serve
-    as evidence (agreement between independent samples, as in SelfCheckGPT).
+    corpora that plugins register (BM25); when none is installed or none matches, the other
+    candidate documents serve as evidence (agreement between independent samples, as in SelfCheckGPT).
 "Supported" is judged by embedding similarity, by an LLM's yes/no token probabilities, or both.
 The paper's FactKB and VitaminC models do not exist offline; these are the stand-ins.
 """
@@ -65,9 +65,8 @@ class FactualitySelector(Selector):
             parts = {}
             if doc.metadata.get("original"):
                 parts["summary"] = self.faithfulness(doc.page_content, doc.metadata["original"])
-            if index is not None:
-                evidence, source = index.search(doc.page_content, self.evidence_k), "evidence"
-            else:
+            evidence, source = (index.search(doc.page_content, self.evidence_k) if index else []), "evidence"
+            if not evidence:  # nothing registered, or nothing on this topic
                 evidence, source = [d.page_content for i, d in enumerate(documents) if i != position], "peers"
             if evidence:
                 parts["fact_check"] = max(self.support(doc.page_content, text) for text in evidence)

@@ -1,0 +1,42 @@
+"""kcard plugin: an evidence corpus for the factuality selector, built from the countryinfo package (MIT)."""
+
+from kcard_core.hookspecs import hookimpl
+
+
+def _get(country, attribute):
+    try:
+        return getattr(country, attribute)()
+    except Exception:  # countryinfo lacks some fields for some territories
+        return None
+
+
+def country_facts() -> list[str]:
+    """One short passage per country."""
+    from countryinfo import all_countries
+
+    countries = all_countries()
+    names = {(_get(c, "iso") or {}).get("alpha3"): _get(c, "name") for c in countries}
+    passages = []
+    for country in countries:
+        name = (_get(country, "name") or "").title()
+        if not name:
+            continue
+        facts = [f"{name} is a country in {_get(country, 'subregion') or _get(country, 'region') or 'the world'}."]
+        if _get(country, "capital"):
+            facts.append(f"The capital of {name} is {_get(country, 'capital')}.")
+        if _get(country, "population"):
+            facts.append(f"{name} has a population of about {_get(country, 'population'):,}.")
+        if _get(country, "languages"):
+            facts.append(f"Language codes spoken in {name}: {', '.join(_get(country, 'languages'))}.")
+        borders = [names.get(code, code).title() for code in _get(country, "borders") or [] if names.get(code, code)]
+        if borders:
+            facts.append(f"{name} borders {', '.join(borders)}.")
+        if _get(country, "demonym"):
+            facts.append(f"People from {name} are called {_get(country, 'demonym')}.")
+        passages.append(" ".join(facts))
+    return passages
+
+
+@hookimpl
+def register_evidence(register):
+    register("countries", country_facts)

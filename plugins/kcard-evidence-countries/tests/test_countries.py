@@ -1,0 +1,24 @@
+"""The countries evidence corpus, and the factuality selector using it through the plugin system."""
+
+from langchain_core.documents import Document
+
+from kcard_core.plugins import load_registry
+from kcard_evidence_countries import country_facts
+
+
+def test_corpus_has_a_passage_per_country():
+    passages = country_facts()
+    assert len(passages) > 200
+    australia = next(p for p in passages if p.startswith("Australia "))
+    assert "The capital of Australia is Canberra." in australia
+
+
+def test_factuality_prefers_the_document_the_evidence_supports():
+    registry = load_registry(only=["kcard-evidence-countries", "kcard-selectors"])
+    assert "countries" in registry.evidence
+    selector = registry.selector("factuality", evidence=registry.evidence)
+    docs = [Document(page_content=text, metadata={"id": str(i)}) for i, text in enumerate(
+        ["The capital of Australia is Canberra.", "The capital of Australia is Sydney, its largest city."])]
+    right, wrong = selector.score_documents(docs, "What is the capital of Australia?")
+    assert right.metadata["factuality"]["evidence"] == "evidence"
+    assert right.metadata["scores"]["factuality"] > wrong.metadata["scores"]["factuality"]
