@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,7 @@ class Sampling:
     temperature: float = 0.1
     seed: int | None = 0
     stop: tuple[str, ...] = ()
+    repeat_penalty: float = 1.0  # > 1 keeps tiny models from looping on one sentence
 
 
 class Backend(ABC):
@@ -53,3 +55,10 @@ class Backend(ABC):
     @abstractmethod
     def language_model(self, model: Path, sampling: Sampling) -> "BaseLanguageModel":
         """The model as a LangChain language model (the base LLM of the chains)."""
+
+
+def yes_probability(logprobs: dict[str, float]) -> float:
+    """P(yes) / (P(yes) + P(no)) from next-token log-probabilities; 0.5 when neither appears."""
+    yes = sum(math.exp(lp) for token, lp in logprobs.items() if token.strip().lower() == "yes")
+    no = sum(math.exp(lp) for token, lp in logprobs.items() if token.strip().lower() == "no")
+    return yes / (yes + no) if yes + no > 0 else 0.5

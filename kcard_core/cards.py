@@ -21,6 +21,8 @@ class GenerationDefaults:
     n: int = 3  # n1: documents per card (the paper's default)
     max_tokens: int = 64
     temperature: float = 0.1
+    repeat_penalty: float = 1.0
+    stop: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -49,8 +51,9 @@ class CardManifest:
             raise ValueError("card manifest 'prompt' must contain {query}")
         artifacts = {role: Artifact.from_dict(spec, base_dir) for role, spec in data.get("artifacts", {}).items()}
         try:
-            generation = GenerationDefaults(**data.get("generation", {}))
-        except TypeError as error:
+            generation = dict(data.get("generation", {}))
+            generation = GenerationDefaults(**{**generation, "stop": tuple(generation.get("stop", ()))})
+        except (TypeError, ValueError) as error:
             raise ValueError(f"card manifest [generation]: {error}") from None
         return cls(name=data["name"], description=data["description"], version=data["version"],
                    license=data["license"], artifacts=artifacts, prompt=data.get("prompt", "{query}"),
@@ -75,10 +78,9 @@ class Card:
     knowledge sources (an index, a graph) subclass it and override :meth:`write`.
     """
 
-    def __init__(self, manifest: CardManifest, backend: Backend | None = None, backend_name: str | None = None):
+    def __init__(self, manifest: CardManifest, backend: Backend | None = None):
         self.manifest = manifest
-        self.backend = backend
-        self.backend_name = backend_name  # the backend this card asks for; None: the default one
+        self.backend = backend  # bound by build_chain; a card names what it knows, not how it runs
 
     @classmethod
     def from_manifest(cls, path: str | Path) -> "Card":
@@ -110,7 +112,8 @@ class Card:
         defaults = self.manifest.generation
         n = n or defaults.n
         sampling = Sampling(max_tokens=max_tokens or defaults.max_tokens,
-                            temperature=defaults.temperature if temperature is None else temperature, seed=seed)
+                            temperature=defaults.temperature if temperature is None else temperature, seed=seed,
+                            stop=defaults.stop, repeat_penalty=defaults.repeat_penalty)
         started = time.perf_counter()
         texts = self.write(query, n, sampling)
         seconds = round(time.perf_counter() - started, 3)
@@ -128,9 +131,9 @@ class Card:
         if "model" not in self.manifest.artifacts:
             raise KcardError(f"card {self.name!r} names no 'model' artifact in its manifest")
         model = self.manifest.artifacts["model"].resolve()
-        prompt = self.manifest.prompt.format(query=query.strip())
+        prompt = self.manifest.prompt.replace("{query}", query.strip())  # not format(): prompts may hold braces
         texts = self.backend.generate(model, prompt, n=n, sampling=sampling, chat=self.manifest.chat)
-        return [" ".join(text.split()) for text in texts]  # one line each: a card cannot inject prompt lines
+        return [complete_sentences(text) for text in texts]
 
     def as_runnable(self) -> "Runnable[str, list[Document]]":
         """The card as a LangChain runnable: question in, documents out."""
@@ -140,3 +143,10 @@ class Card:
 
     def __repr__(self) -> str:
         return f"<Card {self.name}>"
+
+
+def complete_sentences(text: str) -> str:
+    """One line (a card cannot start prompt lines of its own), cut after the last full sentence."""
+    text = " ".join(text.split())
+    end = max(text.rfind(". "), text.rfind("! "), text.rfind("? "))
+    return text if text.endswith((".", "!", "?")) or end < 0 else text[: end + 1]

@@ -57,11 +57,14 @@ def cli(verbose: bool) -> None:
 @click.option("--selectors", "selector_names", default="relevance,pruning,factuality", show_default=True,
               help="Bottom-up: the selectors to run, in order (comma-separated).")
 @click.option("--max-iterations", default=1, show_default=True, help="Top-down: rounds of asking for knowledge.")
+@click.option("--decide", type=click.Choice(["reply", "calibrated"]), default="reply", show_default=True,
+              help="Top-down: read Yes/No from the reply, or from P(yes) calibrated against a content-free question.")
 @click.option("--seed", default=0, show_default=True, help="Sampling seed (repeatable runs).")
 @click.option("--json", "as_json", is_flag=True, help="Print the answer and its trace as JSON.")
 @click.option("--trace", "show_trace", is_flag=True, help="Print how the answer was made.")
 def ask(question: str, mode: str | None, cards: tuple[str, ...], model: str | None, backend: str | None,
-        n1: int, n2: int, n3: int, selector_names: str, max_iterations: int, seed: int, as_json: bool, show_trace: bool) -> None:
+        n1: int, n2: int, n3: int, selector_names: str, max_iterations: int, decide: str, seed: int,
+        as_json: bool, show_trace: bool) -> None:
     """Answer QUESTION with knowledge from the installed cards."""
     from kcard_core.chains import build_chain
     from kcard_core.config import load_settings
@@ -71,7 +74,7 @@ def ask(question: str, mode: str | None, cards: tuple[str, ...], model: str | No
     settings = load_settings()
     chain = build_chain(mode or settings.get("mode", "bottom-up"), cards=list(cards) or None,
                         model=model or settings.get("model"), backend=backend or settings.get("backend"),
-                        n1=n1, n2=n2, n3=n3, seed=seed, max_iterations=max_iterations,
+                        n1=n1, n2=n2, n3=n3, seed=seed, max_iterations=max_iterations, decide=decide,
                         selectors=tuple(name.strip() for name in selector_names.split(",") if name.strip()))
     click.echo(f"kcard: {chain.mode} with {', '.join(c.name for c in chain.cards)}…", err=True)
     if as_json:
@@ -92,13 +95,16 @@ def format_trace(trace: dict) -> str:
     """The trace for a person: cards and why, each document's scores per stage, the prompt, timings."""
     lines = ["", f"── trace ({trace['mode']}, base LLM {trace['model']})"]
     for turn in trace["turns"]:
-        lines.append(f"  asked: {turn['question']} → {turn['reply']!r}")
+        calibrated = f" (P(yes) {turn['p_yes']:.3f} vs {turn['p_yes_content_free']:.3f} for N/A)" if "p_yes" in turn else ""
+        lines.append(f"  asked: {turn['question']} → {turn['reply']!r}{calibrated}")
     for card in trace["cards"]:
         lines.append(f"  card {card['card']}: {card['why']}")
     for error in trace["errors"]:
         lines.append(f"  card {error['card']} FAILED: {error['error']}")
     for doc in trace["documents"]:
         stages = "  ".join(f"{name} {s['score']}{'' if s['kept'] else ' ✗'}" for name, s in doc["stages"].items())
+        if doc.get("duplicate_of"):
+            stages = f"repeats {doc['duplicate_of']}"
         lines.append(f"  [{'used' if doc.get('used') else 'dropped'}] {doc['id']}: {stages}")
         lines.append(f"      {doc['text'][:160]}")
     lines.append("  prompt (last 400 characters): …" + trace["prompt"][-400:].replace("\n", "\n      "))

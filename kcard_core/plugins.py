@@ -72,7 +72,7 @@ class Registry:
             self.plugins[info.name] = info
             try:
                 module = entry_point.load()
-            except BaseException as error:  # a plugin's SyntaxError or SystemExit must not end kcard
+            except (Exception, SystemExit) as error:  # a plugin's SyntaxError or exit() must not end kcard
                 self._fail(info.name, f"import failed: {_one_line(error)}", error)
                 continue
             self.register_plugin(module, info)

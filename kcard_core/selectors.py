@@ -46,6 +46,7 @@ class Selector(BaseDocumentCompressor):
 class StageRecord:
     selector: str
     scores: dict[str, float]  # document id -> score at this stage
+    details: dict[str, dict]  # document id -> how the score was made (what the selector recorded)
     kept: list[str]
     seconds: float
     texts: dict[str, str]  # document id -> text after this stage (pruning rewrites it)
@@ -65,6 +66,7 @@ class SelectorPipeline(BaseDocumentCompressor):
             stages.append(StageRecord(
                 selector=selector.name,
                 scores={doc.metadata["id"]: doc.metadata.get("scores", {}).get(selector.name) for doc in scored},
+                details={doc.metadata["id"]: doc.metadata.get(selector.name, {}) for doc in scored},
                 kept=[doc.metadata["id"] for doc in documents],
                 seconds=round(time.perf_counter() - started, 3),
                 texts={doc.metadata["id"]: doc.page_content for doc in scored}))

@@ -39,10 +39,10 @@ class Trace:
                                           "stages": {}, "used": False}
 
     def add_stage(self, stage: str, scores: dict[str, float | None], kept: list[str],
-                  texts: dict[str, str] | None = None) -> None:
+                  texts: dict[str, str] | None = None, details: dict[str, dict] | None = None) -> None:
         for doc_id, score in scores.items():
             record = self.documents.setdefault(doc_id, {"stages": {}})
-            record["stages"][stage] = {"score": score, "kept": doc_id in kept}
+            record["stages"][stage] = {"score": score, "kept": doc_id in kept, **(details or {}).get(doc_id, {})}
             if texts and texts.get(doc_id) not in (None, record.get("text")):
                 record["stages"][stage]["text"] = texts[doc_id]
 

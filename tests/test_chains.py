@@ -120,3 +120,31 @@ def test_batch_honours_max_concurrency_and_keeps_order(cards):
     results = chain.batch(["first?", "second?", "third?"], config={"max_concurrency": 2})
     assert [r["question"] for r in results] == ["first?", "second?", "third?"]
     assert all(r["answer"] == "A" and len(r["trace"].documents) == 2 for r in results)
+
+
+def test_calibrated_decision_compares_p_yes_with_a_content_free_question(cards):
+    seen = []
+
+    def p_yes(prompt):
+        seen.append(prompt)
+        return 0.1 if "Question: N/A" in prompt else 0.2
+
+    llm = FakeListLLM(responses=["No", "elections", "Warnock"])
+    chain = TopDown(llm, cards[:2], ByLength(name="factuality"), yes_probability=p_yes, n1=1, examples=[])
+    trace = chain.invoke("Who won in Georgia?")["trace"]
+    assert trace.turns[0]["reply"] == "No" and trace.turns[0]["needs_more"] is True
+    assert (trace.turns[0]["p_yes"], trace.turns[0]["p_yes_content_free"]) == (0.2, 0.1)
+    assert trace.cards[0]["card"] == "politics"
+    chain.invoke("Again?")
+    assert sum("Question: N/A" in p for p in seen) == 1  # the content-free baseline is computed once
+
+
+def test_repeated_documents_are_dropped_and_marked(tmp_path):
+    class Repeating(FakeBackend):
+        def generate(self, model, prompt, *, n, sampling, chat=False):
+            return ["Same text."] * n
+
+    card = make_card(tmp_path, "echo", "repeats itself", Repeating())
+    trace = BottomUp(FakeListLLM(responses=["x"]), [card], [ByLength(keep=3)], n1=3, examples=[]).invoke("q")["trace"]
+    assert trace.documents["echo#2"]["duplicate_of"] == "echo#1" and trace.documents["echo#3"]["duplicate_of"] == "echo#1"
+    assert trace.prompt.count("Same text.") == 1

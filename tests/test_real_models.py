@@ -25,13 +25,15 @@ def test_bottom_up_uses_both_cards_and_all_three_selectors(bottom_up_result):
     assert bottom_up_result["answer"]
     assert {doc["card"] for doc in trace.documents.values()} == {"general", "textbook"}
     assert len(trace.documents) == 6  # two cards × n1 = 3
+    unique = [d for d in trace.documents.values() if not d.get("duplicate_of")]
     relevance = [d for d in trace.documents.values() if "relevance" in d["stages"]]
-    assert len(relevance) == 6 and sum(d["stages"]["relevance"]["kept"] for d in relevance) == 5
+    assert len(relevance) == len(unique) >= 2
+    assert sum(d["stages"]["relevance"]["kept"] for d in relevance) == min(5, len(unique))
     factuality = [d for d in trace.documents.values() if "factuality" in d["stages"]]
-    assert len(factuality) == 5 and sum(d["stages"]["factuality"]["kept"] for d in factuality) == 3
+    assert sum(d["stages"]["factuality"]["kept"] for d in factuality) == min(3, len(unique))
     assert all(0 <= d["stages"]["factuality"]["score"] <= 1 for d in factuality)
     used = [d for d in trace.documents.values() if d["used"]]
-    assert len(used) == 3
+    assert len(used) == min(3, len(unique))
     for doc in used:
         assert doc["stages"]["pruning"].get("text", doc["text"]) in trace.prompt
     assert trace.prompt.endswith(f"Question: {QUESTION}\nAnswer:")
@@ -44,14 +46,19 @@ def test_same_seed_same_documents(bottom_up_result):
 
 
 @pytest.mark.parametrize("mode", ["top-down-auto", "top-down-exp"])
-def test_top_down_modes_run_for_real(mode):
-    result = build_chain(mode).invoke("Who won the 2022 Nevada governor election?")
+@pytest.mark.parametrize("decide", ["reply", "calibrated"])
+def test_top_down_modes_run_for_real(mode, decide):
+    result = build_chain(mode, decide=decide).invoke("Who wrote Pride and Prejudice?")
     trace = result["trace"]
     assert result["answer"] and trace.turns[0]["question"] == "Do you need more information? (Yes or No)"
+    if decide == "calibrated":
+        assert 0 < trace.turns[0]["p_yes_content_free"] < 1
     if trace.turns[0]["needs_more"] is not False:
         assert trace.cards and trace.cards[0]["card"] in ("general", "textbook")
         assert sum(d["used"] for d in trace.documents.values()) == 1
-        assert "Knowledge: " in trace.prompt.split("Question: Who won the 2022 Nevada")[1]
+        assert "Knowledge: " in trace.prompt.split("Question: Who wrote Pride and Prejudice?")[1]
+    else:
+        assert trace.cards == [] and "Knowledge: " not in trace.prompt.split("Question: Who wrote Pride")[1]
 
 
 def test_cli_ask_json_for_real():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kcard_core.backends import Sampling
+from kcard_core.backends import Sampling, yes_probability
 from kcard_core.chains.base import KnowledgeChain
 from kcard_core.chains.bottom_up import BottomUp
 from kcard_core.chains.top_down import TopDown
@@ -18,18 +18,24 @@ __all__ = ["MODES", "BottomUp", "KnowledgeChain", "TopDown", "build_chain"]
 
 def build_chain(mode: str = "bottom-up", *, cards: list[str] | None = None, model: str | None = None,
                 backend: str | None = None, n1: int = 3, n2: int = 5, n3: int = 3, seed: int | None = 0,
-                max_iterations: int = 1, selectors: tuple[str, ...] = SELECTOR_ORDER,
+                max_iterations: int = 1, decide: str = "reply", selectors: tuple[str, ...] = SELECTOR_ORDER,
                 registry: Registry | None = None) -> KnowledgeChain:
-    """A ready chain: the base LLM, the named (default: all) cards and the selectors, all from plugins."""
+    """A ready chain: the base LLM, the named (default: all) cards and the selectors, all from plugins.
+
+    ``decide`` (top-down): "reply" reads Yes/No from the base LLM's reply; "calibrated" compares
+    P(yes) with its value for a content-free question (see TopDown).
+    """
     if mode not in MODES:
         raise KcardError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+    if decide not in ("reply", "calibrated"):
+        raise KcardError(f"unknown decide {decide!r}; choose reply or calibrated")
     registry = registry or get_registry()
     chosen = [registry.card(name) for name in cards] if cards else list(registry.cards.values())
     if not chosen:
         raise KcardError(NO_CARDS_MESSAGE)
     model_name, model_path = resolve_model(model)
-    chosen = [card.with_backend(registry.backend(backend or card.backend_name)) for card in chosen]
     engine = registry.backend(backend)
+    chosen = [card.with_backend(engine) for card in chosen]
     llm = engine.language_model(model_path, Sampling(max_tokens=32, temperature=0.0, seed=seed))
     # the yes/no judge of the factuality selector runs on the base LLM: it is loaded already
     judge = lambda prompt: engine.next_token_logprobs(model_path, prompt)  # noqa: E731
@@ -41,5 +47,6 @@ def build_chain(mode: str = "bottom-up", *, cards: list[str] | None = None, mode
         return BottomUp(llm, chosen, stages, **common)
     factuality = registry.selector("factuality", **options["factuality"])
     similarity = getattr(registry.selector("relevance"), "similarities", None) if "relevance" in registry.selectors else None
+    calibrated = (lambda prompt: yes_probability(judge(prompt))) if decide == "calibrated" else None
     return TopDown(llm, chosen, factuality, explicit=mode == "top-down-exp", similarity=similarity,
-                   max_iterations=max_iterations, **common)
+                   yes_probability=calibrated, max_iterations=max_iterations, **common)

@@ -64,8 +64,10 @@ class KnowledgeChain(Runnable[Any, dict]):
         pieces = []
         with trace.timer("answer"):
             for chunk in self.llm.stream(trace.prompt, config=config, stop=ANSWER_STOP):
-                pieces.append(text_of(chunk))
-                yield {"answer": pieces[-1]}
+                text = text_of(chunk) if pieces else text_of(chunk).lstrip()  # "Answer: X" leaves a space
+                if text:
+                    pieces.append(text)
+                    yield {"answer": text}
         trace.answer = "".join(pieces).strip()
         yield {"trace": trace}
 
@@ -73,15 +75,22 @@ class KnowledgeChain(Runnable[Any, dict]):
                   config: RunnableConfig | None) -> list[Document]:
         """Every card writes ``n`` documents, concurrently up to ``config['max_concurrency']``.
 
-        A card that fails is named in the trace and the others' documents are used.
+        A card that fails is named in the trace and the others' documents are used; empty documents
+        and repeats are dropped (and marked in the trace).
         """
         write = RunnableLambda(lambda card: card.generate(question, n, seed=self.seed), name="card")
         results = write.batch(cards, config, return_exceptions=True)
-        documents = []
+        documents, seen = [], {}
         for card, result in zip(cards, results):
             if isinstance(result, Exception):
                 trace.errors.append({"card": card.name, "error": f"{type(result).__name__}: {result}"})
-            else:
-                documents.extend(result)
-        trace.add_documents(documents)
+                continue
+            trace.add_documents(result)
+            for doc in result:  # low-temperature samples often repeat: a copy adds nothing but length
+                key = " ".join(doc.page_content.lower().split())
+                if key in seen:
+                    trace.documents[doc.metadata["id"]]["duplicate_of"] = seen[key]
+                elif key:
+                    seen[key] = doc.metadata["id"]
+                    documents.append(doc)
         return documents

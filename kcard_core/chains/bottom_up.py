@@ -28,6 +28,6 @@ class BottomUp(KnowledgeChain):
         kept, stages = self.pipeline.run(documents, question)
         for stage in stages:
             trace.seconds[stage.selector] = stage.seconds
-            trace.add_stage(stage.selector, stage.scores, stage.kept, stage.texts)
+            trace.add_stage(stage.selector, stage.scores, stage.kept, stage.texts, stage.details)
         trace.mark_used(kept)
         return bottom_up_prompt(question, [doc.page_content for doc in kept], self.examples)

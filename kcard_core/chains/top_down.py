@@ -44,9 +44,15 @@ def match_card_name(reply: str, names: Sequence[str]) -> tuple[str | None, str]:
 
 
 class TopDown(KnowledgeChain):
+    """``yes_probability`` (prompt -> P(yes)), when given, decides "do you need more information?" by
+    contextual calibration (Zhao et al., 2021) instead of the reply's first word: yes when P(yes) is
+    above its value for a content-free question ("N/A") after the same examples. Small base LLMs
+    answer "No" to nearly everything; calibration removes that prior.
+    """
+
     def __init__(self, llm, cards: list, factuality, *, explicit: bool = False, similarity: Similarity | None = None,
-                 n1: int = 3, max_iterations: int = 1, examples: list[dict] | None = None,
-                 model_name: str = "", seed: int | None = 0):
+                 yes_probability: Callable[[str], float] | None = None, n1: int = 3, max_iterations: int = 1,
+                 examples: list[dict] | None = None, model_name: str = "", seed: int | None = 0):
         super().__init__(llm, model_name, seed)
         self.cards = cards
         self.by_name = {card.name: card for card in cards}
@@ -56,6 +62,8 @@ class TopDown(KnowledgeChain):
         self.n1 = n1
         self.max_iterations = max_iterations
         self.examples = TOP_DOWN_EXAMPLES if examples is None else examples
+        self.yes_probability = yes_probability
+        self._content_free: float | None = None
 
     @property
     def mode(self) -> str:
@@ -64,12 +72,15 @@ class TopDown(KnowledgeChain):
     def prepare(self, question: str, trace: Trace, config: RunnableConfig | None) -> str:
         prompt = top_down_start(question, self.examples, self.explicit)
         for iteration in range(1, self.max_iterations + 1):  # a real counter (the paper's forgets to count)
-            prompt += f"{NEED_MORE}"
+            prompt += NEED_MORE
             reply = self.ask(prompt, config)
             need = parse_yes_no(reply)
             turn = {"iteration": iteration, "question": NEED_MORE, "reply": reply, "needs_more": need}
             trace.turns.append(turn)
-            if need is None:  # neither yes nor no: asking a card costs less than a wrong answer
+            if self.yes_probability is not None:
+                turn["p_yes"], turn["p_yes_content_free"] = self.yes_probability(prompt), self.content_free()
+                need = turn["needs_more"] = turn["p_yes"] > turn["p_yes_content_free"]
+            elif need is None:  # neither yes nor no: asking a card costs less than a wrong answer
                 turn["assumed"] = "yes"
             prompt += " Yes\n" if need is not False else " No\n"
             if need is False:
@@ -80,6 +91,11 @@ class TopDown(KnowledgeChain):
             if knowledge:
                 prompt += f"Knowledge: {one_line(knowledge)}\n"
         return prompt + "Answer:"
+
+    def content_free(self) -> float:
+        if self._content_free is None:
+            self._content_free = self.yes_probability(top_down_start("N/A", self.examples, self.explicit) + NEED_MORE)
+        return self._content_free
 
     def choose_card(self, prompt: str, trace: Trace, config: RunnableConfig | None):
         names = list(self.by_name)
@@ -113,8 +129,8 @@ class TopDown(KnowledgeChain):
         with trace.timer(self.factuality.name):
             scored = self.factuality.score_documents(documents, question)
         best = max(scored, key=lambda doc: doc.metadata["scores"][self.factuality.name])
-        trace.add_stage(self.factuality.name,
-                        {d.metadata["id"]: d.metadata["scores"][self.factuality.name] for d in scored},
-                        [best.metadata["id"]])
+        name = self.factuality.name
+        trace.add_stage(name, {d.metadata["id"]: d.metadata["scores"][name] for d in scored}, [best.metadata["id"]],
+                        details={d.metadata["id"]: d.metadata.get(name, {}) for d in scored})
         trace.mark_used([best])
         return best.page_content

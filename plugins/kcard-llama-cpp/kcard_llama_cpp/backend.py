@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import math
 import os
@@ -28,6 +29,14 @@ _models: dict[tuple, LoadedModel] = {}
 _models_lock = threading.Lock()
 
 
+@atexit.register
+def _close_all() -> None:
+    """Free models before interpreter shutdown (llama-cpp-python's __del__ fails noisily after it)."""
+    for loaded in _models.values():
+        loaded.llama.close()
+    _models.clear()
+
+
 def load(path: Path, n_ctx: int = N_CTX, n_threads: int | None = None) -> LoadedModel:
     """The model for (file, settings), loaded on first use and reused afterwards."""
     key = (str(Path(path).resolve()), n_ctx, n_threads or os.cpu_count() or 1)
@@ -40,7 +49,7 @@ def load(path: Path, n_ctx: int = N_CTX, n_threads: int | None = None) -> Loaded
 def _sampling_kwargs(sampling: Sampling, seed_offset: int = 0) -> dict[str, Any]:
     return {"max_tokens": sampling.max_tokens, "temperature": sampling.temperature,
             "seed": None if sampling.seed is None else sampling.seed + seed_offset,
-            "stop": list(sampling.stop) or None}
+            "stop": list(sampling.stop) or None, "repeat_penalty": sampling.repeat_penalty}
 
 
 class LlamaCppBackend(Backend):

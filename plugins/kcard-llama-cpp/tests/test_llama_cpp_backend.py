@@ -56,5 +56,6 @@ def test_language_model_is_a_langchain_runnable_that_streams(smollm):
 
 def test_gemma_base_model_completes_text():
     path = resolve_model("gemma-3-270m")[1]
-    text = LlamaCppBackend().generate(path, "The capital of France is", n=1, sampling=Sampling(max_tokens=8))[0]
-    assert "Paris" in text
+    text = LlamaCppBackend().generate(path, "Pride and Prejudice is a novel by", n=1,
+                                      sampling=Sampling(max_tokens=8))[0]
+    assert "Austen" in text

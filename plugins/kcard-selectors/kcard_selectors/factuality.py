@@ -19,19 +19,13 @@ from typing import Any, Callable, Literal, Sequence
 import numpy as np
 from langchain_core.documents import Document
 
+from kcard_core.backends import yes_probability
 from kcard_core.selectors import Selector
 from kcard_selectors import encoder
 from kcard_selectors.evidence import index_for
 
 JUDGE_PROMPT = ("Evidence: {evidence}\nClaim: {claim}\n"
                 "Is the claim supported by the evidence? Answer Yes or No.\nAnswer:")
-
-
-def yes_probability(logprobs: dict[str, float]) -> float:
-    """P(yes) / (P(yes) + P(no)) from next-token log-probabilities; 0.5 when neither appears."""
-    yes = sum(math.exp(lp) for token, lp in logprobs.items() if token.strip().lower() == "yes")
-    no = sum(math.exp(lp) for token, lp in logprobs.items() if token.strip().lower() == "no")
-    return yes / (yes + no) if yes + no > 0 else 0.5
 
 
 def top_k_sample(scores: Sequence[float], n: int, k: int, rng: random.Random) -> list[int]:
