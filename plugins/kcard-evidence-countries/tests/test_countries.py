@@ -20,5 +20,5 @@ def test_factuality_prefers_the_document_the_evidence_supports():
     docs = [Document(page_content=text, metadata={"id": str(i)}) for i, text in enumerate(
         ["The capital of Australia is Canberra.", "The capital of Australia is Sydney, its largest city."])]
     right, wrong = selector.score_documents(docs, "What is the capital of Australia?")
-    assert right.metadata["factuality"]["evidence"] == "evidence"
+    assert right.metadata["factuality"]["evidence"] == "The capital of Australia is Canberra."
     assert right.metadata["scores"]["factuality"] > wrong.metadata["scores"]["factuality"]

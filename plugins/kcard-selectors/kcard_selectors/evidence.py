@@ -42,10 +42,16 @@ _indexes: dict[tuple[str, ...], BM25] = {}
 
 
 def index_for(corpora: dict[str, Callable[[], list[str]]]) -> BM25 | None:
-    """One index over all registered corpora, built on first use (None when there are none)."""
+    """One index over the sentences of all registered corpora, built on first use (None if none).
+
+    Sentences, not passages: a short claim compared with a long passage scores low even when the
+    passage states it.
+    """
+    from kcard_selectors.encoder import sentences
+
     key = tuple(sorted(corpora))
     if not key:
         return None
     if key not in _indexes:
-        _indexes[key] = BM25([text for name in key for text in corpora[name]()])
+        _indexes[key] = BM25([part for name in key for text in corpora[name]() for part in sentences(text)])
     return _indexes[key]

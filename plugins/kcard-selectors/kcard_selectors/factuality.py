@@ -3,9 +3,9 @@
 The score averages what is available of the paper's two checks:
 (a) summary faithfulness — is the pruned text supported by the document it was cut from?
     (only for pruned documents: an unpruned one is its own summary);
-(b) fact-checking — is the document supported by retrieved evidence? Evidence comes from the
-    corpora that plugins register (BM25); when none is installed or none matches, the other
-    candidate documents serve as evidence (agreement between independent samples, as in SelfCheckGPT).
+(b) fact-checking — is the document supported by evidence? Evidence is what BM25 retrieves from
+    the corpora that plugins register, plus the other candidate documents (agreement between
+    independent samples, as in SelfCheckGPT); the best-supporting piece counts.
 "Supported" is judged by embedding similarity, by an LLM's yes/no token probabilities, or both.
 The paper's FactKB and VitaminC models do not exist offline; these are the stand-ins.
 """
@@ -59,13 +59,19 @@ class FactualitySelector(Selector):
             parts = {}
             if doc.metadata.get("original"):
                 parts["summary"] = self.faithfulness(doc.page_content, doc.metadata["original"])
-            evidence, source = (index.search(doc.page_content, self.evidence_k) if index else []), "evidence"
-            if not evidence:  # nothing registered, or nothing on this topic
-                evidence, source = [d.page_content for i, d in enumerate(documents) if i != position], "peers"
+            # retrieved evidence and the other candidates together: an off-topic passage that BM25
+            # happens to return must not count as a contradiction
+            evidence = (index.search(doc.page_content, self.evidence_k) if index else []) + \
+                [other.page_content for i, other in enumerate(documents) if i != position]
             if evidence:
-                parts["fact_check"] = max(self.support(doc.page_content, text) for text in evidence)
+                support = [self.support(doc.page_content, text) for text in evidence]
+                best = max(range(len(support)), key=support.__getitem__)
+                parts["fact_check"] = support[best]
             score = sum(parts.values()) / len(parts) if parts else 0.5
-            scored.append(self.record(doc, score, **parts, evidence=source if evidence else "none"))
+            details = {key: round(value, 4) for key, value in parts.items()}
+            if evidence:
+                details["evidence"] = evidence[best][:120]
+            scored.append(self.record(doc, score, **details))
         return scored
 
     def choose(self, scored: list[Document]) -> list[Document]:

@@ -68,14 +68,14 @@ def test_factuality_scores_against_registered_evidence():
     scored = selector.score_documents(docs("Paris is the capital of France.", "Lyon is the capital of France."),
                                       QUESTION)
     true, false = (d.metadata["scores"]["factuality"] for d in scored)
-    assert true > false and scored[0].metadata["factuality"]["evidence"] == "evidence"
+    assert true > false and scored[0].metadata["factuality"]["evidence"] == "Paris is the capital of France."
 
 
 def test_factuality_without_evidence_uses_agreement_between_documents():
     scored = FactualitySelector(top_n=2).score_documents(
         docs(ON_TOPIC, "Paris is the capital of France.", OFF_TOPIC), QUESTION)
     scores = [d.metadata["scores"]["factuality"] for d in scored]
-    assert scores[2] < min(scores[:2]) and scored[0].metadata["factuality"]["evidence"] == "peers"
+    assert scores[2] < min(scores[:2]) and scored[0].metadata["factuality"]["evidence"] == "Paris is the capital of France."
 
 
 def test_llm_judge_uses_the_given_logprobs():
