@@ -56,26 +56,28 @@ def cli(verbose: bool) -> None:
 @click.option("--n3", default=3, show_default=True, help="Documents the factuality selector keeps.")
 @click.option("--selectors", "selector_names", default="relevance,pruning,factuality", show_default=True,
               help="Bottom-up: the selectors to run, in order (comma-separated).")
+@click.option("--prune", type=click.Choice(["extractive", "llm"]), default="extractive", show_default=True,
+              help="Pruning: keep the sentences closest to the question, or ask the base LLM for a summary.")
+@click.option("--judge", type=click.Choice(["embedding", "llm", "both"]), default="embedding", show_default=True,
+              help="Factuality: judge support by MiniLM similarity, the base LLM's yes/no probabilities, or both.")
 @click.option("--max-iterations", default=1, show_default=True, help="Top-down: rounds of asking for knowledge.")
 @click.option("--decide", type=click.Choice(["reply", "calibrated"]), default="reply", show_default=True,
               help="Top-down: read Yes/No from the reply, or from P(yes) calibrated against a content-free question.")
 @click.option("--seed", default=0, show_default=True, help="Sampling seed (repeatable runs).")
 @click.option("--json", "as_json", is_flag=True, help="Print the answer and its trace as JSON.")
 @click.option("--trace", "show_trace", is_flag=True, help="Print how the answer was made.")
-def ask(question: str, mode: str | None, cards: tuple[str, ...], model: str | None, backend: str | None,
-        n1: int, n2: int, n3: int, selector_names: str, max_iterations: int, decide: str, seed: int,
-        as_json: bool, show_trace: bool) -> None:
+def ask(question: str, selector_names: str, as_json: bool, show_trace: bool, **options: Any) -> None:
     """Answer QUESTION with knowledge from the installed cards."""
     from kcard_core.chains import build_chain
     from kcard_core.config import load_settings
 
     if not question.strip():
         raise KcardError("the question is empty")
-    settings = load_settings()
-    chain = build_chain(mode or settings.get("mode", "bottom-up"), cards=list(cards) or None,
-                        model=model or settings.get("model"), backend=backend or settings.get("backend"),
-                        n1=n1, n2=n2, n3=n3, seed=seed, max_iterations=max_iterations, decide=decide,
-                        selectors=tuple(name.strip() for name in selector_names.split(",") if name.strip()))
+    settings = load_settings()  # config.toml fills what the command line leaves out
+    for key in ("mode", "model", "backend"):
+        options[key] = options[key] or settings.get(key)
+    chain = build_chain(**{**options, "mode": options["mode"] or "bottom-up", "cards": list(options["cards"]) or None,
+                           "selectors": tuple(name.strip() for name in selector_names.split(",") if name.strip())})
     click.echo(f"kcard: {chain.mode} with {', '.join(c.name for c in chain.cards)}…", err=True)
     if as_json:
         result = chain.invoke(question)

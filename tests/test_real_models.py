@@ -86,3 +86,42 @@ def test_broken_plugin_installed_beside_the_real_ones(tmp_path):
                            capture_output=True, text=True, env=env, timeout=600)
     assert asked.returncode == 0 and asked.stdout.strip(), asked.stderr
     assert "broken-example" in asked.stderr  # reported, not fatal
+
+
+def test_llm_pruning_and_llm_judge_run_on_the_base_llm():
+    chain = build_chain("bottom-up", cards=["textbook"], n1=2, prune="llm", judge="both")
+    trace = chain.invoke("Why is the sky blue?")["trace"]
+    for doc in trace.documents.values():
+        if "pruning" in doc["stages"]:
+            assert 0 < doc["stages"]["pruning"]["score"] <= 1
+        if "factuality" in doc["stages"]:
+            assert 0 <= doc["stages"]["factuality"]["fact_check"] <= 1
+
+
+def test_a_card_that_fails_is_named_and_the_answer_still_comes(install_fake_plugin):
+    install_fake_plugin("kcard-card-missing", """
+        from kcard_core.cards import Card, CardManifest
+        from kcard_core.hookspecs import hookimpl
+
+        @hookimpl
+        def register_cards(register):
+            register(Card(CardManifest.from_dict({"name": "missing", "description": "weights are gone",
+                "version": "1", "license": "MIT", "artifacts": {"model": {"file": "/nowhere/missing.gguf"}}})))
+    """)
+    from kcard_core.plugins import load_registry
+
+    registry = load_registry(only=["kcard-card-missing", "textbook", "llama-cpp", "selectors"])
+    result = build_chain("bottom-up", registry=registry, n1=1).invoke(QUESTION)
+    assert result["answer"]
+    assert result["trace"].errors == [{"card": "missing",
+                                       "error": "ArtifactError: model file /nowhere/missing.gguf is missing"}]
+    assert [d["card"] for d in result["trace"].documents.values()] == ["textbook"]
+
+
+def test_model_from_user_config(kcard_home):
+    (kcard_home / "home").mkdir(exist_ok=True)
+    (kcard_home / "home" / "config.toml").write_text('model = "gemma-3-270m"\nmode = "top-down-auto"\n')
+    done = subprocess.run([*KCARD, "ask", QUESTION, "--json"], capture_output=True, text=True, timeout=600,
+                          env={**os.environ})
+    data = json.loads(done.stdout)
+    assert data["trace"]["model"] == "gemma-3-270m" and data["trace"]["mode"] == "top-down-auto"

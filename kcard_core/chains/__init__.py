@@ -19,11 +19,13 @@ __all__ = ["MODES", "BottomUp", "KnowledgeChain", "TopDown", "build_chain"]
 def build_chain(mode: str = "bottom-up", *, cards: list[str] | None = None, model: str | None = None,
                 backend: str | None = None, n1: int = 3, n2: int = 5, n3: int = 3, seed: int | None = 0,
                 max_iterations: int = 1, decide: str = "reply", selectors: tuple[str, ...] = SELECTOR_ORDER,
+                prune: str = "extractive", judge: str = "embedding",
                 registry: Registry | None = None) -> KnowledgeChain:
     """A ready chain: the base LLM, the named (default: all) cards and the selectors, all from plugins.
 
     ``decide`` (top-down): "reply" reads Yes/No from the base LLM's reply; "calibrated" compares
-    P(yes) with its value for a content-free question (see TopDown).
+    P(yes) with its value for a content-free question (see TopDown). ``prune``: "extractive" or
+    "llm" (the base LLM summarises). ``judge`` (factuality): "embedding", "llm" or "both".
     """
     if mode not in MODES:
         raise KcardError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
@@ -37,16 +39,17 @@ def build_chain(mode: str = "bottom-up", *, cards: list[str] | None = None, mode
     engine = registry.backend(backend)
     chosen = [card.with_backend(engine) for card in chosen]
     llm = engine.language_model(model_path, Sampling(max_tokens=32, temperature=0.0, seed=seed))
-    # the yes/no judge of the factuality selector runs on the base LLM: it is loaded already
-    judge = lambda prompt: engine.next_token_logprobs(model_path, prompt)  # noqa: E731
-    options = {"relevance": {"top_n": n2}, "pruning": {},
-               "factuality": {"top_n": n3, "seed": seed, "logprobs": judge, "evidence": registry.evidence}}
+    # yes/no judgements (factuality, calibrated top-down) use the base LLM: it is loaded already
+    logprobs = lambda prompt: engine.next_token_logprobs(model_path, prompt)  # noqa: E731
+    options = {"relevance": {"top_n": n2}, "pruning": {"method": prune, "llm": llm},
+               "factuality": {"top_n": n3, "seed": seed, "judge": judge, "logprobs": logprobs,
+                              "evidence": registry.evidence}}
     common = dict(model_name=model_name, seed=seed, n1=n1)
     if mode == "bottom-up":
         stages = [registry.selector(name, **options.get(name, {})) for name in selectors]
         return BottomUp(llm, chosen, stages, **common)
     factuality = registry.selector("factuality", **options["factuality"])
     similarity = getattr(registry.selector("relevance"), "similarities", None) if "relevance" in registry.selectors else None
-    calibrated = (lambda prompt: yes_probability(judge(prompt))) if decide == "calibrated" else None
+    calibrated = (lambda prompt: yes_probability(logprobs(prompt))) if decide == "calibrated" else None
     return TopDown(llm, chosen, factuality, explicit=mode == "top-down-exp", similarity=similarity,
                    yes_probability=calibrated, max_iterations=max_iterations, **common)
