@@ -1,0 +1,105 @@
+"""Conformance suites that any backend or card package can subclass in its own tests.
+
+    from kcard_core.testing import BackendTests
+
+    class TestMyBackend(BackendTests):
+        @pytest.fixture
+        def backend(self):
+            return MyBackend()
+
+The suites run real generation on the default small model (or the ``model`` fixture you override).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from kcard_core.backends import Backend, Sampling
+from kcard_core.cards import Card
+
+
+class BackendTests:
+    """What every backend must do; override the ``backend`` fixture (and ``model`` to change the file)."""
+
+    @pytest.fixture
+    def backend(self) -> Backend:
+        raise NotImplementedError("override the `backend` fixture")
+
+    @pytest.fixture
+    def model(self) -> Path:
+        from kcard_core.models import resolve_model
+
+        return resolve_model("smollm2-135m-instruct")[1]
+
+    def test_is_named_and_available(self, backend):
+        status = backend.status()
+        assert backend.name and status.available, status.detail
+        assert isinstance(status.device, str) and status.device
+
+    def test_generate_returns_n_texts(self, backend, model):
+        texts = backend.generate(model, "The three primary colours are", n=3,
+                                 sampling=Sampling(max_tokens=12, temperature=0.8, seed=1))
+        assert len(texts) == 3 and all(isinstance(t, str) and t.strip() for t in texts)
+
+    def test_seeded_generation_repeats(self, backend, model):
+        sampling = Sampling(max_tokens=12, temperature=0.8, seed=5)
+        first = backend.generate(model, "Once upon a time", n=2, sampling=sampling)
+        assert backend.generate(model, "Once upon a time", n=2, sampling=sampling) == first
+
+    def test_greedy_completion_obeys_stop_sequences(self, backend, model):
+        sampling = Sampling(max_tokens=24, temperature=0.0, stop=("\n",))
+        text = backend.generate(model, "Q: What is 2 + 2?\nA:", n=1, sampling=sampling)[0]
+        assert text.strip() and "\n" not in text.strip()
+
+    def test_chat_template(self, backend, model):
+        text = backend.generate(model, "Name one planet.", n=1, sampling=Sampling(max_tokens=16, temperature=0.0),
+                                chat=True)[0]
+        assert text.strip() and "<|im_start|>" not in text
+
+    def test_next_token_logprobs(self, backend, model):
+        logprobs = backend.next_token_logprobs(model, "Is the sun hot? Answer Yes or No.\nAnswer:")
+        assert logprobs and all(value <= 1e-6 for value in logprobs.values())
+        assert sum(math.exp(value) for value in logprobs.values()) <= 1.0001
+        assert any(token.strip().lower() in ("yes", "no") for token in logprobs)
+
+    def test_language_model_invoke_stream_batch(self, backend, model):
+        llm = backend.language_model(model, Sampling(max_tokens=12, temperature=0.0))
+        prompt = "Q: What colour is the sky?\nA:"
+        whole = llm.invoke(prompt, stop=["\n"])
+        assert whole.strip() and "\n" not in whole
+        assert "".join(llm.stream(prompt, stop=["\n"])) == whole
+        assert len(llm.batch([prompt, "Q: What colour is grass?\nA:"], config={"max_concurrency": 2})) == 2
+
+
+class CardTests:
+    """What every card must do; override ``card`` (a registered Card) and optionally ``backend``."""
+
+    question = "What is the capital of France?"
+
+    @pytest.fixture
+    def card(self) -> Card:
+        raise NotImplementedError("override the `card` fixture")
+
+    @pytest.fixture
+    def backend(self) -> Backend:
+        from kcard_core.plugins import load_registry
+
+        return load_registry().backend()
+
+    def test_manifest_is_complete(self, card):
+        manifest = card.manifest
+        assert manifest.name and manifest.description and manifest.version and manifest.license
+        assert "{query}" in manifest.prompt
+
+    def test_artifacts_resolve_and_match_their_sha256(self, card):
+        for artifact in card.manifest.artifacts.values():
+            assert artifact.sha256, f"{artifact.file}: give its sha256 in the manifest"
+            assert artifact.resolve().is_file()
+
+    def test_generates_documents(self, card, backend):
+        documents = card.with_backend(backend).generate(self.question, n=2)
+        assert len(documents) == 2 and all(doc.page_content for doc in documents)
+        assert documents[0].metadata["card"] == card.name and documents[0].metadata["backend"] == backend.name
