@@ -6,10 +6,12 @@ import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseLanguageModel
+
+    from kcard_core.artifacts import Artifact
 
 
 @dataclass(frozen=True)
@@ -31,10 +33,19 @@ class Sampling:
 
 
 class Backend(ABC):
-    """Runs model files. Implementations load each model once and reuse it."""
+    """Runs models. Implementations load each model once and reuse it.
+
+    ``model`` in the methods below is what :meth:`locate` returned: a verified local file for local
+    backends, an endpoint for remote ones.
+    """
 
     name: str = ""
     description: str = ""
+
+    def locate(self, artifact: "Artifact", settings: dict[str, Any]) -> Any:
+        """Where this backend finds ``artifact``; ``settings`` come from the user's config
+        ([backends.NAME] merged with [cards.CARD])."""
+        return artifact.resolve()
 
     @abstractmethod
     def status(self) -> BackendStatus:

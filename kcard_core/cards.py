@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from kcard_core.artifacts import Artifact
 from kcard_core.backends import Backend, Sampling
+from kcard_core.cache import GenerationCache
 from kcard_core.errors import KcardError
 
 if TYPE_CHECKING:  # langchain_core costs ~1 s to import: listing cards must not pay it
@@ -80,7 +81,10 @@ class Card:
 
     def __init__(self, manifest: CardManifest, backend: Backend | None = None):
         self.manifest = manifest
-        self.backend = backend  # bound by build_chain; a card names what it knows, not how it runs
+        # bound by build_chain: a card names what it knows, not how it is run
+        self.backend = backend
+        self.settings: dict[str, Any] = {}  # the user's settings for this card's backend
+        self.cache: GenerationCache | None = None
 
     @classmethod
     def from_manifest(cls, path: str | Path) -> "Card":
@@ -94,9 +98,10 @@ class Card:
     def description(self) -> str:
         return self.manifest.description
 
-    def with_backend(self, backend: Backend) -> "Card":
+    def with_backend(self, backend: Backend, settings: dict[str, Any] | None = None,
+                     cache: GenerationCache | None = None) -> "Card":
         clone = self.__class__.__new__(self.__class__)
-        clone.__dict__.update(self.__dict__, backend=backend)
+        clone.__dict__.update(self.__dict__, backend=backend, settings=settings or {}, cache=cache)
         return clone
 
     def renamed(self, name: str) -> "Card":
@@ -130,10 +135,21 @@ class Card:
             raise KcardError(f"card {self.name!r} has no backend: pip install kcard-llama-cpp")
         if "model" not in self.manifest.artifacts:
             raise KcardError(f"card {self.name!r} names no 'model' artifact in its manifest")
-        model = self.manifest.artifacts["model"].resolve()
+        artifact = self.manifest.artifacts["model"]
+        model = self.backend.locate(artifact, self.settings)
         prompt = self.manifest.prompt.replace("{query}", query.strip())  # not format(): prompts may hold braces
-        texts = self.backend.generate(model, prompt, n=n, sampling=sampling, chat=self.manifest.chat)
-        return [complete_sentences(text) for text in texts]
+        key = None
+        if self.cache is not None and sampling.seed is not None:
+            key = self.cache.key(model=artifact.sha256 or str(model), backend=self.backend.name, prompt=prompt,
+                                 chat=self.manifest.chat, n=n, sampling=sampling)
+            cached = self.cache.get(key)
+            if cached is not None:
+                return cached
+        texts = [complete_sentences(text) for text in
+                 self.backend.generate(model, prompt, n=n, sampling=sampling, chat=self.manifest.chat)]
+        if key:
+            self.cache.put(key, texts)
+        return texts
 
     def as_runnable(self) -> "Runnable[str, list[Document]]":
         """The card as a LangChain runnable: question in, documents out."""

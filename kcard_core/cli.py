@@ -50,7 +50,8 @@ def cli(verbose: bool) -> None:
               help="How knowledge reaches the base LLM [default: bottom-up, or 'mode' in config.toml].")
 @click.option("--card", "cards", multiple=True, help="Use only this card (repeatable) [default: all].")
 @click.option("--model", default=None, help="Base LLM: a GGUF path or a known name [default: smollm2-135m-instruct].")
-@click.option("--backend", default=None, help="Backend for cards and base LLM [default: llama-cpp].")
+@click.option("--backend", default=None,
+              help="Backend for cards and base LLM [default: per card in config.toml, else llama-cpp].")
 @click.option("--n1", default=3, show_default=True, help="Documents each card writes.")
 @click.option("--n2", default=5, show_default=True, help="Documents the relevance selector keeps.")
 @click.option("--n3", default=3, show_default=True, help="Documents the factuality selector keeps.")
@@ -64,19 +65,16 @@ def cli(verbose: bool) -> None:
 @click.option("--decide", type=click.Choice(["reply", "calibrated"]), default="reply", show_default=True,
               help="Top-down: read Yes/No from the reply, or from P(yes) calibrated against a content-free question.")
 @click.option("--seed", default=0, show_default=True, help="Sampling seed (repeatable runs).")
+@click.option("--no-cache", "cache", flag_value=False, default=True, help="Generate again instead of reusing cached documents.")
 @click.option("--json", "as_json", is_flag=True, help="Print the answer and its trace as JSON.")
 @click.option("--trace", "show_trace", is_flag=True, help="Print how the answer was made.")
 def ask(question: str, selector_names: str, as_json: bool, show_trace: bool, **options: Any) -> None:
     """Answer QUESTION with knowledge from the installed cards."""
     from kcard_core.chains import build_chain
-    from kcard_core.config import load_settings
 
     if not question.strip():
         raise KcardError("the question is empty")
-    settings = load_settings()  # config.toml fills what the command line leaves out
-    for key in ("mode", "model", "backend"):
-        options[key] = options[key] or settings.get(key)
-    chain = build_chain(**{**options, "mode": options["mode"] or "bottom-up", "cards": list(options["cards"]) or None,
+    chain = build_chain(**{**options, "cards": list(options["cards"]) or None,
                            "selectors": tuple(name.strip() for name in selector_names.split(",") if name.strip())})
     click.echo(f"kcard: {chain.mode} with {', '.join(c.name for c in chain.cards)}…", err=True)
     if as_json:
@@ -153,6 +151,19 @@ def cards_show(name: str, as_json: bool) -> None:
         return emit_json(data)
     for key, value in data.items():
         click.echo(f"{key}: {value}")
+
+
+@cli.group()
+def cache() -> None:
+    """The on-disk cache of card generations."""
+
+
+@cache.command("clear")
+def cache_clear() -> None:
+    """Delete every cached generation."""
+    from kcard_core.cache import GenerationCache
+
+    click.echo(f"removed {GenerationCache().clear()} cached generations")
 
 
 @cli.group()

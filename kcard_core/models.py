@@ -26,12 +26,18 @@ BASE_MODELS = {
 DEFAULT_MODEL = "smollm2-135m-instruct"
 
 
-def resolve_model(name_or_path: str | None) -> tuple[str, Path]:
-    """(display name, verified path) of a base LLM given by catalog name or GGUF path."""
+def model_artifact(name_or_path: str | None) -> tuple[str, Artifact]:
+    """(display name, artifact) of a base LLM given by catalog name or by path."""
     name = name_or_path or DEFAULT_MODEL
     if name in BASE_MODELS:
-        return name, BASE_MODELS[name].resolve()
+        return name, BASE_MODELS[name]
     path = Path(name).expanduser()
     if path.suffix == ".gguf" or path.exists():
-        return path.name, Artifact(file=str(path)).resolve()
+        return path.name, Artifact(file=str(path))
     raise UnknownNameError(f"unknown model {name!r}: give a GGUF path or one of {', '.join(BASE_MODELS)}")
+
+
+def resolve_model(name_or_path: str | None) -> tuple[str, Path]:
+    """(display name, verified local path) of a base LLM."""
+    name, artifact = model_artifact(name_or_path)
+    return name, artifact.resolve()

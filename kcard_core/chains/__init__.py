@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from kcard_core.backends import Sampling, yes_probability
+from kcard_core.cache import GenerationCache
 from kcard_core.chains.base import KnowledgeChain
 from kcard_core.chains.bottom_up import BottomUp
 from kcard_core.chains.top_down import TopDown
+from kcard_core.config import load_settings
 from kcard_core.errors import KcardError
-from kcard_core.models import resolve_model
+from kcard_core.models import model_artifact
 from kcard_core.plugins import NO_CARDS_MESSAGE, Registry, get_registry
 
 MODES = ("bottom-up", "top-down-auto", "top-down-exp")
@@ -16,17 +20,23 @@ SELECTOR_ORDER = ("relevance", "pruning", "factuality")
 __all__ = ["MODES", "BottomUp", "KnowledgeChain", "TopDown", "build_chain"]
 
 
-def build_chain(mode: str = "bottom-up", *, cards: list[str] | None = None, model: str | None = None,
+def build_chain(mode: str | None = None, *, cards: list[str] | None = None, model: str | None = None,
                 backend: str | None = None, n1: int = 3, n2: int = 5, n3: int = 3, seed: int | None = 0,
                 max_iterations: int = 1, decide: str = "reply", selectors: tuple[str, ...] = SELECTOR_ORDER,
-                prune: str = "extractive", judge: str = "embedding",
-                registry: Registry | None = None) -> KnowledgeChain:
+                prune: str = "extractive", judge: str = "embedding", cache: bool = True,
+                settings: dict[str, Any] | None = None, registry: Registry | None = None) -> KnowledgeChain:
     """A ready chain: the base LLM, the named (default: all) cards and the selectors, all from plugins.
 
+    What the arguments leave out comes from ``settings`` (default: the user's config.toml): ``mode``,
+    ``model`` and ``backend`` at the top level, ``[backends.NAME]`` for a backend (an endpoint, a
+    device) and ``[cards.NAME]`` for one card (its ``backend`` and that backend's settings).
     ``decide`` (top-down): "reply" reads Yes/No from the base LLM's reply; "calibrated" compares
     P(yes) with its value for a content-free question (see TopDown). ``prune``: "extractive" or
     "llm" (the base LLM summarises). ``judge`` (factuality): "embedding", "llm" or "both".
+    ``cache``: reuse seeded card generations from the on-disk cache.
     """
+    settings = load_settings() if settings is None else settings
+    mode = mode or settings.get("mode", "bottom-up")
     if mode not in MODES:
         raise KcardError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
     if decide not in ("reply", "calibrated"):
@@ -35,12 +45,21 @@ def build_chain(mode: str = "bottom-up", *, cards: list[str] | None = None, mode
     chosen = [registry.card(name) for name in cards] if cards else list(registry.cards.values())
     if not chosen:
         raise KcardError(NO_CARDS_MESSAGE)
-    model_name, model_path = resolve_model(model)
-    engine = registry.backend(backend)
-    chosen = [card.with_backend(engine) for card in chosen]
-    llm = engine.language_model(model_path, Sampling(max_tokens=32, temperature=0.0, seed=seed))
+    backend_settings = settings.get("backends", {})
+    model_name, artifact = model_artifact(model or settings.get("model"))
+    engine = registry.backend(backend or settings.get("backend"))
+    model_ref = engine.locate(artifact, backend_settings.get(engine.name, {}))
+    generation_cache = GenerationCache() if cache else None
+
+    def bind(card):  # per call > per card > default
+        own = settings.get("cards", {}).get(card.name, {})
+        card_engine = registry.backend(backend or own.get("backend") or settings.get("backend"))
+        return card.with_backend(card_engine, {**backend_settings.get(card_engine.name, {}), **own}, generation_cache)
+
+    chosen = [bind(card) for card in chosen]
+    llm = engine.language_model(model_ref, Sampling(max_tokens=32, temperature=0.0, seed=seed))
     # yes/no judgements (factuality, calibrated top-down) use the base LLM: it is loaded already
-    logprobs = lambda prompt: engine.next_token_logprobs(model_path, prompt)  # noqa: E731
+    logprobs = lambda prompt: engine.next_token_logprobs(model_ref, prompt)  # noqa: E731
     options = {"relevance": {"top_n": n2}, "pruning": {"method": prune, "llm": llm},
                "factuality": {"top_n": n3, "seed": seed, "judge": judge, "logprobs": logprobs,
                               "evidence": registry.evidence}}
