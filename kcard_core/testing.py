@@ -12,8 +12,17 @@ The suites run real generation on the default small model (or the ``model`` fixt
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -103,3 +112,41 @@ class CardTests:
         documents = card.with_backend(backend).generate(self.question, n=2)
         assert len(documents) == 2 and all(doc.page_content for doc in documents)
         assert documents[0].metadata["card"] == card.name and documents[0].metadata["backend"] == backend.name
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextlib.contextmanager
+def llama_server(model: Path, *extra_args: str, ready_timeout: float = 120) -> Iterator[str]:
+    """A real ``llama_cpp.server`` on 127.0.0.1 at a free port; yields its base URL, stops it by PID."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
+         "--port", str(port), "--n_ctx", "2048", "--logits_all", "true", *extra_args],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    base_url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + ready_timeout
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"llama_cpp.server exited with {process.returncode}")
+            try:
+                urllib.request.urlopen(f"{base_url}/models", timeout=2).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"llama_cpp.server not ready on port {port}") from None
+                time.sleep(0.2)
+        yield base_url
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
