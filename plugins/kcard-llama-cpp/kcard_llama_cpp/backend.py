@@ -7,12 +7,15 @@ import importlib.util
 import math
 import os
 import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Iterator
 
 from kcard_core.backends import Backend, BackendStatus, Sampling
 
 N_CTX = 2048
+# loaded models kept at once; the least recently used is freed first (25 cards need not mean 25 models)
+MAX_MODELS = int(os.environ.get("KCARD_MAX_MODELS", "4"))
 
 
 class LoadedModel:
@@ -25,7 +28,7 @@ class LoadedModel:
         self.lock = threading.Lock()
 
 
-_models: dict[tuple, LoadedModel] = {}
+_models: OrderedDict[tuple, LoadedModel] = OrderedDict()
 _models_lock = threading.Lock()
 
 
@@ -42,7 +45,12 @@ def load(path: Path, n_ctx: int = N_CTX, n_threads: int | None = None) -> Loaded
     key = (str(Path(path).resolve()), n_ctx, n_threads or os.cpu_count() or 1)
     with _models_lock:
         if key not in _models:
+            while len(_models) >= MAX_MODELS:
+                _, evicted = _models.popitem(last=False)
+                with evicted.lock:  # wait for its current call to finish
+                    evicted.llama.close()
             _models[key] = LoadedModel(Path(key[0]), n_ctx, key[2])
+        _models.move_to_end(key)
         return _models[key]
 
 

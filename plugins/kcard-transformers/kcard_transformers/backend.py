@@ -1,0 +1,235 @@
+"""Full-precision models through Hugging Face transformers, from the same GGUF files as llama.cpp.
+
+A GGUF file is dequantized once (slow: half a minute for 135M parameters) into a plain safetensors folder
+in kcard's cache; later processes load that folder in seconds. torch and transformers are imported only
+inside functions, so registering the backend stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from kcard_core.artifacts import sha256_of
+from kcard_core.backends import Backend, BackendStatus, Sampling
+from kcard_core.config import cache_dir
+
+REQUIRED = ("torch", "transformers", "gguf", "accelerate")
+
+
+def requested_device() -> str:
+    """KCARD_DEVICE when set, else "auto" (cuda when visible, otherwise cpu; decided at load)."""
+    return os.environ.get("KCARD_DEVICE") or "auto"
+
+
+def _device_and_dtype(requested: str) -> tuple[str, Any]:
+    import torch
+
+    device = requested
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda"):
+        return device, torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    return device, torch.float32  # half precision on CPUs is slow or unsupported
+
+
+def converted_folder(gguf: Path) -> Path:
+    """Where the dequantized copy of ``gguf`` lives; keyed by content so a changed file is re-converted."""
+    return cache_dir() / "transformers" / f"{gguf.stem}-{sha256_of(gguf)[:16]}"
+
+
+def dequantize(gguf: Path, target: Path) -> None:
+    """Write ``gguf`` as an ordinary transformers folder, atomically (a crash leaves no half folder)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    # the weights are plain tensors now; without this marker save_pretrained refuses or re-marks them as GGUF
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    target.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}-"))
+    try:
+        model.save_pretrained(scratch, safe_serialization=True)
+        tokenizer.save_pretrained(scratch)
+        os.rename(scratch, target)
+    except OSError:
+        if not (target / "config.json").is_file():  # not merely another process finishing first
+            raise
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def weights_folder(model: Path) -> Path:
+    """A folder transformers can load: ``model`` itself, or the cached conversion of a GGUF file."""
+    if model.is_dir():
+        return model
+    folder = converted_folder(model)
+    if not (folder / "config.json").is_file():
+        dequantize(model, folder)
+    return folder
+
+
+class LoadedModel:
+    """One model on one device, with the lock that serialises its use (generation mutates RNG and caches)."""
+
+    def __init__(self, folder: Path, device: str, dtype: Any):
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        if device == "cpu":
+            torch.set_num_threads(os.cpu_count() or 1)
+        self.tokenizer = AutoTokenizer.from_pretrained(folder)
+        self.model = AutoModelForCausalLM.from_pretrained(folder).to(device=device, dtype=dtype).eval()
+        self.device = device  # the device really used, whatever was requested
+        self.lock = threading.Lock()
+
+    def encode(self, prompt: str, chat: bool = False) -> dict:
+        templated = chat and bool(self.tokenizer.chat_template)  # without a template the prompt goes as is
+        if templated:
+            prompt = self.tokenizer.apply_chat_template([{"role": "user", "content": prompt}],
+                                                        add_generation_prompt=True, tokenize=False)
+        # a templated prompt already holds its special tokens (BOS included)
+        inputs = self.tokenizer(prompt, return_tensors="pt", add_special_tokens=not templated)
+        return inputs.to(self.device)
+
+    def generate_kwargs(self, sampling: Sampling) -> dict[str, Any]:
+        sample = sampling.temperature > 0
+        pad = self.tokenizer.pad_token_id
+        kwargs = {"max_new_tokens": sampling.max_tokens, "do_sample": sample,
+                  "repetition_penalty": sampling.repeat_penalty,
+                  "pad_token_id": self.tokenizer.eos_token_id if pad is None else pad}
+        if sample:
+            kwargs["temperature"] = sampling.temperature
+        if sampling.stop:  # ends generation early; the texts are still cut at the stop afterwards
+            kwargs.update(stop_strings=list(sampling.stop), tokenizer=self.tokenizer)
+        return kwargs
+
+
+_models: dict[tuple, LoadedModel] = {}
+_models_lock = threading.Lock()
+
+
+def load(model: Path) -> LoadedModel:
+    """The model for (file, device, dtype), loaded on first use and reused afterwards."""
+    device, dtype = _device_and_dtype(requested_device())
+    key = (str(Path(model).resolve()), device, str(dtype))
+    with _models_lock:
+        if key not in _models:
+            _models[key] = LoadedModel(weights_folder(Path(key[0])), device, dtype)
+        return _models[key]
+
+
+def cut_at_stop(text: str, stop: Iterable[str]) -> str:
+    """``text`` up to the first of the stop strings."""
+    return text[:min((index for s in stop if (index := text.find(s)) >= 0), default=len(text))]
+
+
+def _held_back(text: str, stop: Iterable[str]) -> int:
+    """How many trailing characters of ``text`` could be the start of a stop string."""
+    return max((k for s in stop for k in range(1, len(s)) if text.endswith(s[:k])), default=0)
+
+
+def until_stop(pieces: Iterable[str], stop: tuple[str, ...]) -> Iterator[str]:
+    """The pieces up to the first stop string, which may be split across pieces."""
+    pending = ""
+    for piece in pieces:
+        pending += piece
+        cut = cut_at_stop(pending, stop)
+        if len(cut) < len(pending):
+            if cut:
+                yield cut
+            return
+        ready = len(pending) - _held_back(pending, stop)
+        if ready:
+            yield pending[:ready]
+            pending = pending[ready:]
+    if pending:
+        yield pending
+
+
+class TransformersBackend(Backend):
+    name = "transformers"
+    description = "full-precision models with Hugging Face transformers (GGUF files dequantized once)"
+
+    def status(self) -> BackendStatus:
+        missing = [name for name in REQUIRED if importlib.util.find_spec(name) is None]
+        if missing:
+            return BackendStatus(False, requested_device(), "pip install " + " ".join(missing))
+        device = requested_device()
+        if device == "auto" and "torch" in sys.modules:  # only ask torch when that costs nothing
+            device = _device_and_dtype(device)[0]
+        return BackendStatus(True, device)
+
+    def generate(self, model: Path, prompt: str, *, n: int, sampling: Sampling, chat: bool = False) -> list[str]:
+        import torch
+
+        loaded = load(model)
+        inputs = loaded.encode(prompt, chat)
+        kwargs = loaded.generate_kwargs(sampling)
+        # greedy samples are all alike, and transformers refuses num_return_sequences > 1 without sampling
+        count = n if kwargs["do_sample"] else 1
+        with loaded.lock, torch.inference_mode():
+            if sampling.seed is not None:
+                torch.manual_seed(sampling.seed)
+            output = loaded.model.generate(**inputs, num_return_sequences=count, **kwargs)
+        new_tokens = output[:, inputs["input_ids"].shape[1]:]
+        texts = loaded.tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
+        return [cut_at_stop(text, sampling.stop) for text in texts] * (n // count)
+
+    def stream(self, model: Path, prompt: str, sampling: Sampling) -> Iterator[str]:
+        loaded = load(model)
+        with loaded.lock:
+            yield from until_stop(_streamed(loaded, prompt, sampling), sampling.stop)
+
+    def next_token_logprobs(self, model: Path, prompt: str, top: int = 20) -> dict[str, float]:
+        import torch
+
+        loaded = load(model)
+        with loaded.lock, torch.inference_mode():
+            logits = loaded.model(**loaded.encode(prompt)).logits[0, -1]
+        logprobs = torch.log_softmax(logits.float(), dim=-1).topk(top)
+        result: dict[str, float] = {}
+        for value, token in zip(logprobs.values.tolist(), logprobs.indices.tolist()):
+            result.setdefault(loaded.tokenizer.decode([token]), value)  # topk is sorted: first is likeliest
+        return result
+
+    def language_model(self, model: Path, sampling: Sampling):
+        from kcard_transformers.llm import TransformersLLM
+
+        return TransformersLLM(model_path=str(model), sampling=sampling, backend=self)
+
+
+def _streamed(loaded: LoadedModel, prompt: str, sampling: Sampling) -> Iterator[str]:
+    """Text pieces as a generation thread writes them (the caller holds the model's lock)."""
+    import torch
+    from transformers import TextIteratorStreamer
+
+    streamer = TextIteratorStreamer(loaded.tokenizer, skip_prompt=True, skip_special_tokens=True)
+    failures: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            with torch.inference_mode():
+                if sampling.seed is not None:
+                    torch.manual_seed(sampling.seed)
+                loaded.model.generate(**loaded.encode(prompt), streamer=streamer, **loaded.generate_kwargs(sampling))
+        except BaseException as error:  # re-raised in the caller's thread; end() unblocks the iterator
+            failures.append(error)
+            streamer.end()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    try:
+        yield from streamer
+    finally:
+        thread.join()  # the model stays locked until its generation is over
+    if failures:
+        raise failures[0]
