@@ -1,0 +1,45 @@
+"""Shared by the benchmarks: where data lives, machine facts, and writing results."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).parent
+SHARED_DATA = Path(os.environ.get("KCARD_DATA", HERE.parent.parent / "shared" / "data"))
+
+
+def midterm_questions(limit: int) -> list[str]:
+    data = json.loads((SHARED_DATA / "midtermqa" / "openbook.json").read_text())
+    return [item["question"] for item in data["testset"][:limit]]
+
+
+def machine() -> dict:
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor())
+    return {"cpu": cpu, "cores": os.cpu_count(), "python": sys.version.split()[0], "platform": platform.platform()}
+
+
+def write_result(name: str, result: dict, report: str) -> None:
+    """benchmarks/results/<name>.json and <name>.md."""
+    out = HERE / "results"
+    out.mkdir(exist_ok=True)
+    result = {"benchmark": name, "date": time.strftime("%Y-%m-%d"), "machine": machine(), **result}
+    (out / f"{name}.json").write_text(json.dumps(result, indent=2) + "\n")
+    (out / f"{name}.md").write_text(report.strip() + "\n")
+    print(report)
+
+
+def run_seconds(command: list[str], env: dict | None = None, repeat: int = 5) -> float:
+    """Median wall time of a command."""
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        subprocess.run(command, env=env, check=True, capture_output=True)
+        times.append(time.perf_counter() - started)
+    return sorted(times)[len(times) // 2]
