@@ -68,10 +68,7 @@ selectors local. Machine: 2 CPU cores, all servers on it.
 |---|---|---|---|---|
 {rows}
 
-On this 2-core machine the servers share the same two cores, so three servers cannot be three
-times faster: what fan-out wins here is the overlap of one server's HTTP/prompt work with
-another's decoding. On separate machines (or GPUs) each server brings its own compute and the
-card phase approaches the time of the slowest card. Reproduce: `.venv/bin/python benchmarks/scale_out.py`
+All servers share this machine's 2 cores. Reproduce: `.venv/bin/python benchmarks/scale_out.py`
 """
     write_result("scale_out", {"questions": len(questions), "runs": runs}, report)
 
