@@ -56,6 +56,7 @@ def dequantize(gguf: Path, target: Path) -> None:
         del model.config.quantization_config
     target.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}-"))
+    scratch.chmod(0o755)  # mkdtemp makes it private; the cache's other folders are not
     try:
         model.save_pretrained(scratch, safe_serialization=True)
         tokenizer.save_pretrained(scratch)
