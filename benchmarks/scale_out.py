@@ -17,7 +17,7 @@ from kcard_core.cards import Card
 from kcard_core.chains import build_chain
 from kcard_core.models import resolve_model
 from kcard_core.plugins import load_registry
-from kcard_core.testing import llama_server
+from kcard_core.testing import LlamaServer
 
 PROMPTS = {
     "textbook": "Write one short factual paragraph, like a school textbook, that helps answer this question: {query}",
@@ -53,7 +53,7 @@ def main() -> None:
     runs = []
     for servers, threads in ((1, 2), (3, 1), (3, 2)):
         with contextlib.ExitStack() as stack:
-            urls = [stack.enter_context(llama_server(model, "--n_threads", str(threads))) for _ in range(servers)]
+            urls = [stack.enter_context(LlamaServer(model, "--n_threads", str(threads))).url for _ in range(servers)]
             runs.append(run(questions, urls, threads))
     one = runs[0]["card_seconds_per_question"]
     rows = "\n".join(f"| {r['servers']} | {r['threads_per_server']} | {r['card_seconds_per_question']} | "

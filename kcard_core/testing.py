@@ -22,7 +22,6 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -120,33 +119,48 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-@contextlib.contextmanager
-def llama_server(model: Path, *extra_args: str, ready_timeout: float = 120) -> Iterator[str]:
-    """A real ``llama_cpp.server`` on 127.0.0.1 at a free port; yields its base URL, stops it by PID."""
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
-         "--port", str(port), "--n_ctx", "2048", "--logits_all", "true", *extra_args],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    base_url = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + ready_timeout
+class LlamaServer:
+    """A real ``llama_cpp.server`` on 127.0.0.1 at a free port, started by ``with`` and stopped by PID.
+
+        with LlamaServer(model_path) as server:
+            backend.locate(artifact, {"base_url": server.url})
+    """
+
+    def __init__(self, model: Path, *extra_args: str, ready_timeout: float = 120):
+        self.command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
+                        "--n_ctx", "2048", "--logits_all", "true", *extra_args]
+        self.ready_timeout = ready_timeout
+        self.process: subprocess.Popen | None = None
+        self.url = ""
+
+    def __enter__(self) -> "LlamaServer":
+        port = free_port()
+        self.process = subprocess.Popen([*self.command, "--port", str(port)], stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL, start_new_session=True)
+        self.url = f"http://127.0.0.1:{port}/v1"
+        deadline = time.monotonic() + self.ready_timeout
         while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"llama_cpp.server exited with {process.returncode}")
+            if self.process.poll() is not None:
+                raise RuntimeError(f"llama_cpp.server exited with {self.process.returncode}")
             try:
-                urllib.request.urlopen(f"{base_url}/models", timeout=2).close()
-                break
+                urllib.request.urlopen(f"{self.url}/models", timeout=2).close()
+                return self
             except OSError:
                 if time.monotonic() > deadline:
+                    self.stop()
                     raise TimeoutError(f"llama_cpp.server not ready on port {port}") from None
                 time.sleep(0.2)
-        yield base_url
-    finally:
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGTERM)
+            os.killpg(self.process.pid, sig)
         try:
-            process.wait(timeout=10)
+            self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop()

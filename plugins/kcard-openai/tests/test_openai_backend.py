@@ -10,7 +10,7 @@ from kcard_core.artifacts import Artifact
 from kcard_core.backends import Sampling
 from kcard_core.errors import KcardError
 from kcard_core.models import BASE_MODELS, resolve_model
-from kcard_core.testing import BackendTests, free_port, llama_server
+from kcard_core.testing import BackendTests, LlamaServer, free_port
 from kcard_openai.backend import OpenAIBackend
 
 pytestmark = pytest.mark.slow
@@ -18,8 +18,8 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def server_url():
-    with llama_server(resolve_model("smollm2-135m-instruct")[1]) as url:
-        yield url
+    with LlamaServer(resolve_model("smollm2-135m-instruct")[1]) as server:
+        yield server.url
 
 
 class TestOpenAIBackend(BackendTests):
