@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 from typing import Sequence
 
 import numpy as np
@@ -37,7 +36,3 @@ def similarities(query: str, texts: Sequence[str]) -> list[float]:
 def count_tokens(text: str) -> int:
     return len(encoder().tokenizer(text, add_special_tokens=False)["input_ids"])
 
-
-def sentences(text: str) -> list[str]:
-    """Split after . ! ? followed by a space (good enough for generated English prose)."""
-    return [part.strip() for part in re.split(r"(?<=[.!?])\s+", text.strip()) if part.strip()]

@@ -20,9 +20,9 @@ import numpy as np
 from langchain_core.documents import Document
 
 from kcard_core.backends import yes_probability
+from kcard_core.retrieval import index_for, sentences
 from kcard_core.selectors import Selector
 from kcard_selectors import encoder
-from kcard_selectors.evidence import index_for
 
 JUDGE_PROMPT = ("Evidence: {evidence}\nClaim: {claim}\n"
                 "Is the claim supported by the evidence? Answer Yes or No.\nAnswer:")
@@ -83,7 +83,7 @@ class FactualitySelector(Selector):
         """Embedding: each summary sentence's best match in the original, averaged."""
         if self.judge == "llm":
             return self.llm_support(summary, original)
-        claims, sources = encoder.sentences(summary) or [summary], encoder.sentences(original) or [original]
+        claims, sources = sentences(summary) or [summary], sentences(original) or [original]
         vectors = encoder.embed([*claims, *sources])
         matches = vectors[: len(claims)] @ vectors[len(claims):].T
         return float(np.clip(matches.max(axis=1), 0, 1).mean())

@@ -11,6 +11,7 @@ from typing import Any, Literal, Sequence
 
 from langchain_core.documents import Document
 
+from kcard_core.retrieval import sentences
 from kcard_core.selectors import Selector
 from kcard_selectors import encoder
 
@@ -37,7 +38,7 @@ class PruningSelector(Selector):
         return pruned
 
     def extract(self, text: str, query: str) -> str:
-        parts = encoder.sentences(text)
+        parts = sentences(text)
         if len(parts) <= 1 and encoder.count_tokens(text) <= self.max_tokens:
             return text
         closeness = encoder.similarities(query, parts)

@@ -7,7 +7,7 @@ import pytest
 from langchain_core.documents import Document
 
 from kcard_core.selectors import SelectorPipeline
-from kcard_selectors.evidence import BM25
+from kcard_core.retrieval import BM25
 from kcard_core.backends import yes_probability
 from kcard_selectors.factuality import FactualitySelector, top_k_sample
 from kcard_selectors.pruning import PruningSelector

@@ -1,4 +1,4 @@
-"""A small BM25 index over the evidence texts that plugins register (no network, no extra package)."""
+"""A small BM25 index (no network, no extra package): evidence for fact-checking, and retrieval cards."""
 
 from __future__ import annotations
 
@@ -11,6 +11,11 @@ from typing import Callable
 # words too common to count as a match between a document and evidence
 STOPWORDS = frozenset("a an and are as at be by for from has have in is it its of on or that the this to was "
                       "were what when where which who whom why how with".split())
+
+
+def sentences(text: str) -> list[str]:
+    """Split after . ! ? followed by a space (good enough for generated and reference English prose)."""
+    return [part.strip() for part in re.split(r"(?<=[.!?])\s+", text.strip()) if part.strip()]
 
 
 def words(text: str) -> list[str]:
@@ -47,8 +52,6 @@ def index_for(corpora: dict[str, Callable[[], list[str]]]) -> BM25 | None:
     Sentences, not passages: a short claim compared with a long passage scores low even when the
     passage states it.
     """
-    from kcard_selectors.encoder import sentences
-
     key = tuple(sorted(corpora))
     if not key:
         return None
