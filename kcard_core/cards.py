@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import json
 import time
 import tomllib
 from dataclasses import asdict, dataclass, field, replace
@@ -36,6 +38,8 @@ class CardManifest:
     prompt: str = "{query}"  # the card's prompt; {query} is the question
     chat: bool = False  # send the prompt through the model's chat template (instruct models)
     generation: GenerationDefaults = GenerationDefaults()
+    type: str = "lm"  # "lm": a language model writes; "retrieval": BM25 over a corpus
+    corpus: str | None = None  # retrieval: "module:function" returning passages (or a "corpus" artifact)
 
     REQUIRED = ("name", "description", "version", "license")
 
@@ -45,11 +49,13 @@ class CardManifest:
         missing = [key for key in cls.REQUIRED if not data.get(key)]
         if missing:
             raise ValueError(f"card manifest is missing {', '.join(missing)}")
-        for key in (*cls.REQUIRED, "prompt"):
+        for key in (*cls.REQUIRED, "prompt", "corpus"):
             if key in data and not isinstance(data[key], str):
                 raise ValueError(f"card manifest field {key!r} must be a string")
         if "{query}" not in data.get("prompt", "{query}"):
             raise ValueError("card manifest 'prompt' must contain {query}")
+        if data.get("type", "lm") not in CARD_TYPES:
+            raise ValueError(f"card manifest 'type' must be one of {', '.join(CARD_TYPES)}")
         artifacts = {role: Artifact.from_dict(spec, base_dir) for role, spec in data.get("artifacts", {}).items()}
         try:
             generation = dict(data.get("generation", {}))
@@ -58,7 +64,8 @@ class CardManifest:
             raise ValueError(f"card manifest [generation]: {error}") from None
         return cls(name=data["name"], description=data["description"], version=data["version"],
                    license=data["license"], artifacts=artifacts, prompt=data.get("prompt", "{query}"),
-                   chat=bool(data.get("chat", False)), generation=generation)
+                   chat=bool(data.get("chat", False)), generation=generation, type=data.get("type", "lm"),
+                   corpus=data.get("corpus"))
 
     @classmethod
     def from_file(cls, path: str | Path) -> "CardManifest":
@@ -86,9 +93,15 @@ class Card:
         self.settings: dict[str, Any] = {}  # the user's settings for this card's backend
         self.cache: GenerationCache | None = None
 
-    @classmethod
-    def from_manifest(cls, path: str | Path) -> "Card":
-        return cls(CardManifest.from_file(path))
+    @staticmethod
+    def from_manifest(path: str | Path) -> "Card":
+        """The card a manifest file describes (an LM card or a retrieval card, by its ``type``)."""
+        manifest = CardManifest.from_file(path)
+        return CARD_TYPES[manifest.type](manifest)
+
+    def runs_on(self) -> str | None:
+        """What writes this card's documents (shown in their metadata)."""
+        return self.backend.name if self.backend else None
 
     @property
     def name(self) -> str:
@@ -124,7 +137,7 @@ class Card:
         seconds = round(time.perf_counter() - started, 3)
         return [Document(page_content=text, metadata={
             "id": f"{self.name}#{index}", "card": self.name,
-            "backend": self.backend.name if self.backend else None,
+            "backend": self.runs_on(),
             "generation": {"n": n, "max_tokens": sampling.max_tokens, "temperature": sampling.temperature,
                            "seed": None if seed is None else seed + index - 1},
             "seconds": seconds}) for index, text in enumerate(texts, start=1)]
@@ -166,3 +179,39 @@ def complete_sentences(text: str) -> str:
     text = " ".join(text.split())
     end = max(text.rfind(". "), text.rfind("! "), text.rfind("? "))
     return text if text.endswith((".", "!", "?")) or end < 0 else text[: end + 1]
+
+
+class RetrievalCard(Card):
+    """A card that retrieves passages with BM25 instead of writing them (the paper's Appendix A).
+
+    Its corpus is the manifest's ``corpus`` callable ("module:function" returning passages) or its
+    ``corpus`` artifact: a .jsonl file of {"text": ...} lines, or a text file of blank-line-separated
+    passages.
+    """
+
+    def runs_on(self) -> str:
+        return "bm25"
+
+    def write(self, query: str, n: int, sampling: Sampling) -> list[str]:
+        return self.index().search(query, k=n)
+
+    def index(self):
+        if "_index" not in self.__dict__:  # built once, shared by the copies with_backend makes
+            from kcard_core.retrieval import BM25
+
+            self.__dict__["_index"] = BM25(self.passages())
+        return self.__dict__["_index"]
+
+    def passages(self) -> list[str]:
+        if self.manifest.corpus:
+            module_name, _, function_name = self.manifest.corpus.partition(":")
+            return list(getattr(importlib.import_module(module_name), function_name)())
+        if "corpus" not in self.manifest.artifacts:
+            raise KcardError(f"retrieval card {self.name!r} names no corpus")
+        path = self.manifest.artifacts["corpus"].resolve()
+        if path.suffix == ".jsonl":
+            return [json.loads(line)["text"] for line in path.read_text().splitlines() if line.strip()]
+        return [" ".join(part.split()) for part in path.read_text().split("\n\n") if part.strip()]
+
+
+CARD_TYPES = {"lm": Card, "retrieval": RetrievalCard}

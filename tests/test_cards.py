@@ -6,7 +6,7 @@ import pytest
 
 from conftest import FakeBackend, make_card
 from kcard_core.artifacts import Artifact
-from kcard_core.cards import CardManifest
+from kcard_core.cards import Card, CardManifest
 from kcard_core.errors import ArtifactError, KcardError
 
 
@@ -60,3 +60,19 @@ def test_generate_returns_documents_with_metadata(tmp_path):
 def test_card_without_backend_says_what_to_install(tmp_path):
     with pytest.raises(KcardError, match="pip install kcard-llama-cpp"):
         make_card(tmp_path, "c", "d").generate("q")
+
+
+def test_retrieval_card_returns_the_best_passages(tmp_path):
+    (tmp_path / "corpus.txt").write_text("Paris is the capital of France.\n\nBerlin is the capital of Germany.\n\n"
+                                         "Photosynthesis turns light into sugar.\n")
+    (tmp_path / "card.toml").write_text('name = "capitals"\ndescription = "capital cities"\nversion = "1"\n'
+                                        'license = "MIT"\ntype = "retrieval"\n[artifacts.corpus]\nfile = "corpus.txt"\n')
+    card = Card.from_manifest(tmp_path / "card.toml").with_backend(FakeBackend())
+    docs = card.generate("What is the capital of Germany?", n=2)
+    assert docs[0].page_content == "Berlin is the capital of Germany."
+    assert len(docs) == 2 and docs[0].metadata["backend"] == "bm25"
+
+
+def test_unknown_card_type_is_refused():
+    with pytest.raises(ValueError, match="'type' must be one of lm, retrieval"):
+        CardManifest.from_dict({"name": "x", "description": "d", "version": "1", "license": "MIT", "type": "oracle"})
