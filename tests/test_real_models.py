@@ -20,11 +20,11 @@ def bottom_up_result():
     return build_chain("bottom-up").invoke(QUESTION)
 
 
-def test_bottom_up_uses_both_cards_and_all_three_selectors(bottom_up_result):
+def test_bottom_up_uses_every_card_and_all_three_selectors(bottom_up_result):
     trace = bottom_up_result["trace"]
     assert bottom_up_result["answer"]
-    assert {doc["card"] for doc in trace.documents.values()} == {"general", "textbook"}
-    assert len(trace.documents) == 6  # two cards × n1 = 3
+    assert {doc["card"] for doc in trace.documents.values()} == {"general", "textbook", "countries"}
+    assert len(trace.documents) == 9  # three cards × n1 = 3
     unique = [d for d in trace.documents.values() if not d.get("duplicate_of")]
     relevance = [d for d in trace.documents.values() if "relevance" in d["stages"]]
     assert len(relevance) == len(unique) >= 2
@@ -54,7 +54,7 @@ def test_top_down_modes_run_for_real(mode, decide):
     if decide == "calibrated":
         assert 0 < trace.turns[0]["p_yes_content_free"] < 1
     if trace.turns[0]["needs_more"] is not False:
-        assert trace.cards and trace.cards[0]["card"] in ("general", "textbook")
+        assert trace.cards and trace.cards[0]["card"] in ("general", "textbook", "countries")
         assert sum(d["used"] for d in trace.documents.values()) == 1
         assert "Knowledge: " in trace.prompt.split("Question: Who wrote Pride and Prejudice?")[1]
     else:

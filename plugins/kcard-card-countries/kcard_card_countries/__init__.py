@@ -1,5 +1,9 @@
-"""kcard plugin: an evidence corpus for the factuality selector, built from the countryinfo package (MIT)."""
+"""kcard plugin: facts about countries from the countryinfo package (MIT), as a retrieval card and as
+evidence for the factuality selector."""
 
+from pathlib import Path
+
+from kcard_core.cards import Card
 from kcard_core.hookspecs import hookimpl
 
 
@@ -35,6 +39,11 @@ def country_facts() -> list[str]:
             facts.append(f"People from {name} are called {_get(country, 'demonym')}.")
         passages.append(" ".join(facts))
     return passages
+
+
+@hookimpl
+def register_cards(register):
+    register(Card.from_manifest(Path(__file__).with_name("card.toml")))
 
 
 @hookimpl

@@ -3,7 +3,7 @@
 from langchain_core.documents import Document
 
 from kcard_core.plugins import load_registry
-from kcard_evidence_countries import country_facts
+from kcard_card_countries import country_facts
 
 
 def test_corpus_has_a_passage_per_country():
@@ -14,7 +14,7 @@ def test_corpus_has_a_passage_per_country():
 
 
 def test_factuality_prefers_the_document_the_evidence_supports():
-    registry = load_registry(only=["kcard-evidence-countries", "kcard-selectors"])
+    registry = load_registry(only=["kcard-card-countries", "kcard-selectors"])
     assert "countries" in registry.evidence
     selector = registry.selector("factuality", evidence=registry.evidence)
     docs = [Document(page_content=text, metadata={"id": str(i)}) for i, text in enumerate(
@@ -22,3 +22,9 @@ def test_factuality_prefers_the_document_the_evidence_supports():
     right, wrong = selector.score_documents(docs, "What is the capital of Australia?")
     assert right.metadata["factuality"]["evidence"] == "The capital of Australia is Canberra."
     assert right.metadata["scores"]["factuality"] > wrong.metadata["scores"]["factuality"]
+
+
+def test_countries_card_retrieves_facts():
+    card = load_registry(only=["kcard-card-countries"]).card("countries")
+    docs = card.generate("What is the capital of Australia?", n=1)
+    assert "The capital of Australia is Canberra." in docs[0].page_content
