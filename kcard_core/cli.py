@@ -154,6 +154,29 @@ def cards_show(name: str, as_json: bool) -> None:
 
 
 @cli.group()
+def new() -> None:
+    """Start a new plugin from a template."""
+
+
+@new.command("card")
+@click.argument("name")
+@click.option("--description", default=None, help="What the card knows, in one line.")
+@click.option("--model", "model_path", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="A GGUF file to copy into the card (its sha256 goes into the manifest).")
+@click.option("--chat/--no-chat", default=False, help="Prompt the model through its chat template.")
+@click.option("--output-dir", type=click.Path(file_okay=False), default=".", show_default=True)
+@click.option("--no-input", is_flag=True, help="Do not prompt for the template's other values.")
+def new_card(name: str, description: str | None, model_path: str | None, chat: bool, output_dir: str,
+             no_input: bool) -> None:
+    """Render the card template (cookiecutter-card/) into a pip-installable kcard-card-NAME package."""
+    from kcard_core.scaffold import render_card
+
+    folder = render_card(name, description=description, model=model_path, chat=chat, output_dir=output_dir,
+                         no_input=no_input)
+    click.echo(f"created {folder}; next: pip install -e {folder} && kcard cards list")
+
+
+@cli.group()
 def cache() -> None:
     """The on-disk cache of card generations."""
 

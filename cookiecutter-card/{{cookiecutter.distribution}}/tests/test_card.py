@@ -1,9 +1,12 @@
-"""The card registers through kcard's plugin system with a valid manifest."""
+"""The card registers through kcard's plugin system and passes kcard's card conformance suite."""
+
+import pytest
 
 from kcard_core.plugins import load_registry
+from kcard_core.testing import CardTests
 
 
-def test_card_is_registered():
-    registry = load_registry(only=["{{ cookiecutter.distribution }}"])
-    card = registry.card("{{ cookiecutter.card_name }}")
-    assert card.description and "model" in card.manifest.artifacts
+class TestCard(CardTests):
+    @pytest.fixture
+    def card(self):
+        return load_registry(only=["{{ cookiecutter.distribution }}"]).card("{{ cookiecutter.card_name }}")

@@ -7,6 +7,7 @@ inside functions, so registering the backend stays cheap.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import shutil
@@ -110,8 +111,16 @@ class LoadedModel:
         if sample:
             kwargs["temperature"] = sampling.temperature
         if sampling.stop:  # ends generation early; the texts are still cut at the stop afterwards
-            kwargs.update(stop_strings=list(sampling.stop), tokenizer=self.tokenizer)
+            kwargs["stopping_criteria"] = _stop_criteria(self.tokenizer, sampling.stop)
         return kwargs
+
+
+@functools.lru_cache(maxsize=64)
+def _stop_criteria(tokenizer: Any, stop: tuple[str, ...]) -> Any:
+    """Built once per stop set: building one scans the whole vocabulary (half a second for SmolLM2)."""
+    from transformers import StoppingCriteriaList, StopStringCriteria
+
+    return StoppingCriteriaList([StopStringCriteria(tokenizer, list(stop))])
 
 
 _models: dict[tuple, LoadedModel] = {}

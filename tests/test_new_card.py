@@ -1,0 +1,61 @@
+"""`kcard new card` renders a package that installs into a fresh environment and passes its own tests."""
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kcard_core.artifacts import sha256_of
+from kcard_core.cli import cli
+from kcard_core.models import resolve_model
+
+ROOT = Path(__file__).resolve().parent.parent
+WHEELS = Path(os.environ.get("KCARD_WHEELS", Path.home() / ".cache" / "kcard" / "wheels"))
+
+
+def render(tmp_path, *args):
+    result = CliRunner().invoke(cli, ["new", "card", *args, "--output-dir", str(tmp_path), "--no-input"])
+    assert result.exit_code == 0, result.output
+    return tmp_path / f"kcard-card-{args[0]}"
+
+
+def test_rendered_tree_and_manifest(tmp_path):
+    model = tmp_path / "tiny.gguf"
+    model.write_bytes(b"GGUF not really")
+    package = render(tmp_path, "space-facts", "--description", "planets and moons", "--model", str(model))
+    module = package / "kcard_card_space_facts"
+    assert {p.name for p in package.iterdir()} >= {"pyproject.toml", "README.md", "tests", module.name}
+    manifest = tomllib.loads((module / "card.toml").read_text())
+    assert manifest["description"] == "planets and moons" and manifest["chat"] is False
+    assert manifest["artifacts"]["model"] == {"file": "tiny.gguf", "sha256": sha256_of(model)}
+    assert (module / "tiny.gguf").read_bytes() == model.read_bytes()
+    project = tomllib.loads((package / "pyproject.toml").read_text())
+    assert project["project"]["entry-points"]["kcard"] == {"space-facts": "kcard_card_space_facts"}
+
+
+def test_bad_card_name_is_refused(tmp_path):
+    result = CliRunner().invoke(cli, ["new", "card", "Bad Name", "--output-dir", str(tmp_path), "--no-input"])
+    assert result.exit_code == 1 and "use lower-case letters" in result.output
+
+
+@pytest.mark.slow
+def test_rendered_card_installs_in_a_fresh_venv_and_passes_its_tests(tmp_path):
+    package = render(tmp_path, "tiny-facts", "--description", "tiny facts for a test",
+                     "--model", str(resolve_model("smollm2-135m-instruct")[1]), "--chat")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    subprocess.run([python, "-m", "pip", "install", "-q", "--find-links", str(WHEELS), "pytest", str(ROOT),
+                    str(ROOT / "plugins" / "kcard-llama-cpp"), str(package)], check=True, timeout=900)
+    listed = subprocess.run([venv / "bin" / "kcard", "cards", "list", "--json"], capture_output=True, text=True,
+                            check=True)
+    assert [row["name"] for row in json.loads(listed.stdout)] == ["tiny-facts"]
+    tests = subprocess.run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(package / "tests")],
+                           capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert tests.returncode == 0, tests.stdout + tests.stderr
+    assert "3 passed" in tests.stdout
