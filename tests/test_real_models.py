@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from kcard_core.chains import build_chain
+from kcard_core.plugins import load_registry
 
 pytestmark = pytest.mark.slow
 QUESTION = "What is the capital of Australia?"
@@ -23,8 +24,9 @@ def bottom_up_result():
 def test_bottom_up_uses_every_card_and_all_three_selectors(bottom_up_result):
     trace = bottom_up_result["trace"]
     assert bottom_up_result["answer"]
-    assert {doc["card"] for doc in trace.documents.values()} == {"general", "textbook", "countries"}
-    assert len(trace.documents) == 9  # three cards × n1 = 3
+    cards = {doc["card"] for doc in trace.documents.values()}
+    assert cards >= {"general", "textbook", "countries"} and cards == {c["card"] for c in trace.cards}
+    assert len(trace.documents) == 3 * len(cards)  # n1 = 3 per card
     unique = [d for d in trace.documents.values() if not d.get("duplicate_of")]
     relevance = [d for d in trace.documents.values() if "relevance" in d["stages"]]
     assert len(relevance) == len(unique) >= 2
@@ -54,7 +56,7 @@ def test_top_down_modes_run_for_real(mode, decide):
     if decide == "calibrated":
         assert 0 < trace.turns[0]["p_yes_content_free"] < 1
     if trace.turns[0]["needs_more"] is not False:
-        assert trace.cards and trace.cards[0]["card"] in ("general", "textbook", "countries")
+        assert trace.cards and trace.cards[0]["card"] in load_registry().cards
         assert sum(d["used"] for d in trace.documents.values()) == 1
         assert "Knowledge: " in trace.prompt.split("Question: Who wrote Pride and Prejudice?")[1]
     else:
@@ -108,8 +110,6 @@ def test_a_card_that_fails_is_named_and_the_answer_still_comes(install_fake_plug
             register(Card(CardManifest.from_dict({"name": "missing", "description": "weights are gone",
                 "version": "1", "license": "MIT", "artifacts": {"model": {"file": "/nowhere/missing.gguf"}}})))
     """)
-    from kcard_core.plugins import load_registry
-
     registry = load_registry(only=["kcard-card-missing", "textbook", "llama-cpp", "selectors"])
     result = build_chain("bottom-up", registry=registry, n1=1).invoke(QUESTION)
     assert result["answer"]
