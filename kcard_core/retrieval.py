@@ -9,8 +9,8 @@ from typing import Callable
 
 
 # words too common to count as a match between a document and evidence
-STOPWORDS = frozenset("a an and are as at be by for from has have in is it its of on or that the this to was "
-                      "were what when where which who whom why how with".split())
+STOPWORDS = frozenset("a an and are as at be by can could did do does for from has have in is it its of on or "
+                      "that the this to was were what when where which who whom why how will with would".split())
 
 
 def sentences(text: str) -> list[str]:
