@@ -18,14 +18,19 @@ N_CTX = 2048
 MAX_MODELS = int(os.environ.get("KCARD_MAX_MODELS", "4"))
 
 
-class LoadedModel:
-    """One llama.cpp model and the lock that serialises its use (a Llama object is not thread-safe)."""
+# One model computes at a time in this process. A Llama object is not thread-safe, and two models
+# decoding at once on the same cores only fight: each runs a thread per core, and those threads
+# spin while they wait for each other (on 2 cores, a query that takes 3 s alone took 45-60 s while
+# another process kept one core busy). Remote backends still fan out.
+COMPUTE_LOCK = threading.Lock()
 
+
+class LoadedModel:
     def __init__(self, path: Path, n_ctx: int, n_threads: int):
         from llama_cpp import Llama
 
         self.llama = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, verbose=False)
-        self.lock = threading.Lock()
+        self.lock = COMPUTE_LOCK
 
 
 _models: OrderedDict[tuple, LoadedModel] = OrderedDict()

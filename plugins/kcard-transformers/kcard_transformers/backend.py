@@ -15,11 +15,15 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from kcard_core.artifacts import sha256_of
 from kcard_core.backends import Backend, BackendStatus, Sampling
 from kcard_core.config import cache_dir
+
+if TYPE_CHECKING:
+    import torch
+    from transformers import BatchEncoding
 
 REQUIRED = ("torch", "transformers", "gguf", "accelerate")
 
@@ -29,7 +33,7 @@ def requested_device() -> str:
     return os.environ.get("KCARD_DEVICE") or "auto"
 
 
-def _device_and_dtype(requested: str) -> tuple[str, Any]:
+def _device_and_dtype(requested: str) -> tuple[str, torch.dtype]:
     import torch
 
     device = requested
@@ -51,7 +55,8 @@ def dequantize(gguf: Path, target: Path) -> None:
 
     tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
     model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    # the weights are plain tensors now; without this marker save_pretrained refuses or re-marks them as GGUF
+    # the weights are plain tensors now, but save_pretrained refuses a model still marked GGUF-quantized,
+    # and a saved quantization_config would make loading the folder ask for a GGUF file again
     model.hf_quantizer = None
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
@@ -79,21 +84,28 @@ def weights_folder(model: Path) -> Path:
     return folder
 
 
+def _usable_cpus() -> int:
+    """The CPUs this process may run on (fewer than os.cpu_count() under taskset or a container's cpuset)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 class LoadedModel:
     """One model on one device, with the lock that serialises its use (generation mutates RNG and caches)."""
 
-    def __init__(self, folder: Path, device: str, dtype: Any):
+    def __init__(self, folder: Path, device: str, dtype: torch.dtype):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         if device == "cpu":
-            torch.set_num_threads(os.cpu_count() or 1)
+            torch.set_num_threads(_usable_cpus())
         self.tokenizer = AutoTokenizer.from_pretrained(folder)
         self.model = AutoModelForCausalLM.from_pretrained(folder).to(device=device, dtype=dtype).eval()
         self.device = device  # the device really used, whatever was requested
         self.lock = threading.Lock()
 
-    def encode(self, prompt: str, chat: bool = False) -> dict:
+    def encode(self, prompt: str, chat: bool = False) -> BatchEncoding:
         templated = chat and bool(self.tokenizer.chat_template)  # without a template the prompt goes as is
         if templated:
             prompt = self.tokenizer.apply_chat_template([{"role": "user", "content": prompt}],

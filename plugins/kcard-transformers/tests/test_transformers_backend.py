@@ -88,3 +88,12 @@ def test_n_samples_take_one_batched_generate_call(smollm, monkeypatch):
     greedy = backend.generate(smollm, "Cats are", n=3, sampling=Sampling(max_tokens=8, temperature=0.0))
     assert len(greedy) == 3 and len(set(greedy)) == 1
     assert calls == [3, 1]  # greedy samples are identical, so one sequence is generated and repeated
+
+
+@slow
+def test_gemma_base_model_completes_text():
+    """The general card's model: another architecture and tokenizer (its first run dequantizes for 1.5 min)."""
+    path = resolve_model("gemma-3-270m")[1]
+    text = TransformersBackend().generate(path, "Pride and Prejudice is a novel by", n=1,
+                                          sampling=Sampling(max_tokens=8))[0]
+    assert "Austen" in text
