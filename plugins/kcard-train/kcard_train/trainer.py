@@ -1,0 +1,205 @@
+"""Turn a corpus into a knowledge card: continue a small causal LM's training, then package it.
+
+The recipe defaults fit a 2-core CPU (SmolLM2-135M: ~2.8 s a step at seq 128 × batch 4); the
+paper's recipe (OPT-1.3B in the paper) is the "paper" preset for machines with a GPU.
+Output: safetensors (for transformers and further training), a GGUF file converted with llama.cpp's
+own converter (for llama.cpp; transformers reads it too), and a manifest with every sha256.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import random
+import subprocess
+import sys
+import tarfile
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+import click
+import torch
+
+from kcard_core.artifacts import sha256_of
+from kcard_core.config import cache_dir
+from kcard_core.errors import KcardError
+from kcard_core.models import BASE_MODELS, resolve_model
+
+LLAMA_CPP_VERSION = "0.3.36"  # its source distribution carries llama.cpp's GGUF converter
+
+
+@dataclass(frozen=True)
+class Recipe:
+    steps: int | None = 200  # None: from epochs
+    epochs: float | None = None
+    seq_len: int = 128
+    batch_size: int = 4
+    lr: float = 5e-5
+    weight_decay: float = 0.0
+    adam_eps: float = 1e-8
+    betas: tuple[float, float] = (0.9, 0.999)
+    warmup_ratio: float = 0.06
+    seed: int = 0
+
+    def with_(self, **changes) -> "Recipe":
+        return replace(self, **changes)
+
+
+PRESETS = {
+    "cpu": Recipe(),
+    "paper": Recipe(steps=None, epochs=10, batch_size=32, lr=2e-5, weight_decay=1e-5, adam_eps=1e-6,
+                    betas=(0.9, 0.98)),
+}
+
+
+def read_corpus(paths: list[Path]) -> list[str]:
+    """Texts from .jsonl files ({"text": ...} per line) and plain files (blank-line-separated)."""
+    texts = []
+    for path in paths:
+        content = Path(path).read_text(encoding="utf-8", errors="replace")
+        if Path(path).suffix == ".jsonl":
+            texts += [json.loads(line)["text"] for line in content.splitlines() if line.strip()]
+        else:
+            texts += [part.strip() for part in content.split("\n\n") if part.strip()]
+    if not texts:
+        raise KcardError("the corpus is empty")
+    return texts
+
+
+def fingerprint(texts: list[str]) -> dict:
+    digest = hashlib.sha256("\n\n".join(texts).encode()).hexdigest()
+    return {"sha256": digest, "documents": len(texts), "characters": sum(map(len, texts))}
+
+
+def load_base(base: str):
+    """(model, tokenizer, description) for a catalog name, a GGUF file, an HF folder or 'tiny-random'."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    from kcard_transformers.backend import weights_folder
+
+    if base == "tiny-random":  # a few-M-parameter Llama with SmolLM2's tokenizer: tests the path in seconds
+        tokenizer = AutoTokenizer.from_pretrained(weights_folder(resolve_model(None)[1]))
+        config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                             num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
+                             tie_word_embeddings=True, bos_token_id=tokenizer.bos_token_id,
+                             eos_token_id=tokenizer.eos_token_id)
+        return LlamaForCausalLM(config), tokenizer, "tiny-random (randomly initialised Llama)"
+    folder = Path(base)
+    if base in BASE_MODELS or folder.suffix == ".gguf":
+        folder = weights_folder(resolve_model(base)[1])  # dequantized once, cached
+    if not folder.is_dir():
+        raise KcardError(f"unknown base {base!r}: a known name ({', '.join(BASE_MODELS)}), a GGUF file or an HF folder")
+    return (AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32), AutoTokenizer.from_pretrained(folder),
+            base)
+
+
+def blocks(tokenizer, texts: list[str], seq_len: int) -> torch.Tensor:
+    """The corpus as one token stream (documents end with EOS) cut into rows of seq_len."""
+    ids = []
+    for text in texts:
+        ids += tokenizer(text, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+    rows = len(ids) // seq_len
+    if rows < 2:
+        raise KcardError(f"the corpus has {len(ids)} tokens: at least {2 * seq_len} are needed")
+    return torch.tensor(ids[: rows * seq_len]).view(rows, seq_len)
+
+
+@torch.no_grad()
+def perplexity(model, rows: torch.Tensor, batch_size: int) -> float:
+    model.eval()
+    losses = [model(input_ids=rows[i:i + batch_size], labels=rows[i:i + batch_size]).loss.item()
+              for i in range(0, len(rows), batch_size)]
+    return math.exp(sum(losses) / len(losses))
+
+
+def optimise(model, rows: torch.Tensor, recipe: Recipe) -> list[float]:
+    steps = recipe.steps or math.ceil(recipe.epochs * len(rows) / recipe.batch_size)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=recipe.lr, betas=recipe.betas, eps=recipe.adam_eps,
+                                  weight_decay=recipe.weight_decay)
+    warmup = max(1, int(recipe.warmup_ratio * steps))
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda step: min((step + 1) / warmup, max(0.0, (steps - step) / max(1, steps - warmup))))
+    order, losses = [], []
+    generator = torch.Generator().manual_seed(recipe.seed)
+    model.train()
+    with click.progressbar(range(steps), label="training", file=sys.stderr,
+                           item_show_func=lambda _: f"loss {losses[-1]:.3f}" if losses else "") as bar:
+        for _ in bar:
+            if len(order) < recipe.batch_size:  # a fresh pass over the rows in a new order
+                order += torch.randperm(len(rows), generator=generator).tolist()
+            batch = rows[[order.pop() for _ in range(recipe.batch_size)]]
+            loss = model(input_ids=batch, labels=batch).loss
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            schedule.step()
+            optimizer.zero_grad()
+            losses.append(loss.item())
+    return losses
+
+
+def converter() -> Path:
+    """llama.cpp's convert_hf_to_gguf.py, unpacked once from llama-cpp-python's source distribution."""
+    folder = cache_dir() / "llama-cpp-convert"
+    if (folder / "convert_hf_to_gguf.py").exists():
+        return folder
+    download = cache_dir() / "sdist"
+    click.echo(f"fetching llama.cpp's GGUF converter (llama-cpp-python {LLAMA_CPP_VERSION} source, once)", err=True)
+    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
+                    f"llama-cpp-python=={LLAMA_CPP_VERSION}", "-d", str(download)], check=True)
+    prefix = f"llama_cpp_python-{LLAMA_CPP_VERSION}/vendor/llama.cpp/"
+    wanted = ("convert_hf_to_gguf.py", "gguf-py/", "conversion/")
+    with tarfile.open(download / f"llama_cpp_python-{LLAMA_CPP_VERSION}.tar.gz") as archive:
+        members = [m for m in archive.getmembers() if m.name.startswith(prefix) and m.name[len(prefix):].startswith(wanted)]
+        for member in members:
+            member.name = member.name[len(prefix):]
+        archive.extractall(folder, members=members, filter="data")
+    return folder
+
+
+def to_gguf(hf_folder: Path, target: Path, outtype: str = "q8_0") -> None:
+    done = subprocess.run([sys.executable, str(converter() / "convert_hf_to_gguf.py"), str(hf_folder),
+                           "--outfile", str(target), "--outtype", outtype], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise KcardError(f"GGUF conversion failed: {done.stderr.strip().splitlines()[-1]}")
+
+
+def write_manifest(out_dir: Path, name: str, description: str, training: dict) -> None:
+    def artifact(role: str, path: Path) -> str:
+        return f'[artifacts.{role}]\nfile = "{path.relative_to(out_dir)}"\nsha256 = "{sha256_of(path)}"\n'
+
+    text = (f'name = {json.dumps(name)}\ndescription = {json.dumps(description)}\nversion = "0.1.0"\n'
+            f'license = "the base model\'s licence"\nprompt = "{{query}}\\n"\n\n'
+            + artifact("model", out_dir / "model.gguf") + "\n" + artifact("safetensors", out_dir / "hf" / "model.safetensors")
+            + "\n[generation]\nn = 3\nmax_tokens = 64\ntemperature = 0.1\nrepeat_penalty = 1.15\n\n[training]\n"
+            + "".join(f"{key} = {json.dumps(value)}\n" for key, value in training.items() if not isinstance(value, dict))
+            + "".join(f"\n[training.{key}]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in value.items())
+                      for key, value in training.items() if isinstance(value, dict)))
+    (out_dir / "card.toml").write_text(text)
+
+
+def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recipe: Recipe,
+               description: str | None = None) -> dict:
+    started = time.perf_counter()
+    texts = read_corpus(corpus)
+    random.Random(recipe.seed).shuffle(texts)
+    torch.manual_seed(recipe.seed)
+    model, tokenizer, base_name = load_base(base)
+    rows = blocks(tokenizer, texts, recipe.seq_len)
+    held_out = max(1, len(rows) // 10)
+    train_rows, val_rows = rows[held_out:], rows[:held_out]
+    before = perplexity(model, val_rows, recipe.batch_size)
+    losses = optimise(model, train_rows, recipe)
+    after = perplexity(model, val_rows, recipe.batch_size)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out_dir / "hf", safe_serialization=True)
+    tokenizer.save_pretrained(out_dir / "hf")
+    to_gguf(out_dir / "hf", out_dir / "model.gguf")
+    result = {"base": base_name, "perplexity_before": round(before, 2), "perplexity_after": round(after, 2),
+              "steps": len(losses), "final_loss": round(losses[-1], 4), "seconds": round(time.perf_counter() - started, 1),
+              "corpus": fingerprint(texts), "recipe": {k: list(v) if isinstance(v, tuple) else v
+                                                       for k, v in asdict(recipe).items() if v is not None}}
+    write_manifest(out_dir, name, description or f"knowledge from a corpus of {len(texts)} documents", result)
+    return result
