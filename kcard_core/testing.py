@@ -135,8 +135,10 @@ class LlamaServer:
 
     def __enter__(self) -> "LlamaServer":
         port = free_port()
+        # passive OpenMP waits: servers sharing cores must not spin against each other
+        env = {**os.environ, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")}
         self.process = subprocess.Popen([*self.command, "--port", str(port)], stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.DEVNULL, start_new_session=True)
+                                        stderr=subprocess.DEVNULL, start_new_session=True, env=env)
         self.url = f"http://127.0.0.1:{port}/v1"
         deadline = time.monotonic() + self.ready_timeout
         while True:

@@ -98,7 +98,9 @@ class LoadedModel:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        if device == "cpu":
+        # all cores are fastest on an idle machine, but a busy one makes torch's threads wait on each other
+        # (10x slower): OMP_NUM_THREADS, when set, is the user's choice and wins
+        if device == "cpu" and "OMP_NUM_THREADS" not in os.environ:
             torch.set_num_threads(_usable_cpus())
         self.tokenizer = AutoTokenizer.from_pretrained(folder)
         self.model = AutoModelForCausalLM.from_pretrained(folder).to(device=device, dtype=dtype).eval()
