@@ -126,19 +126,18 @@ class LlamaServer:
             backend.locate(artifact, {"base_url": server.url})
     """
 
-    def __init__(self, model: Path, *extra_args: str, ready_timeout: float = 120):
+    def __init__(self, model: Path, *extra_args: str, logits_all: bool = True, ready_timeout: float = 120):
+        # logits_all: log-probabilities for yes/no judges, at the cost of slower decoding
         self.command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
-                        "--n_ctx", "2048", "--logits_all", "true", *extra_args]
+                        "--n_ctx", "2048", "--logits_all", str(logits_all).lower(), *extra_args]
         self.ready_timeout = ready_timeout
         self.process: subprocess.Popen | None = None
         self.url = ""
 
     def __enter__(self) -> "LlamaServer":
         port = free_port()
-        # passive OpenMP waits: servers sharing cores must not spin against each other
-        env = {**os.environ, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")}
         self.process = subprocess.Popen([*self.command, "--port", str(port)], stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.DEVNULL, start_new_session=True, env=env)
+                                        stderr=subprocess.DEVNULL, start_new_session=True)
         self.url = f"http://127.0.0.1:{port}/v1"
         deadline = time.monotonic() + self.ready_timeout
         while True:
