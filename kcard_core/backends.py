@@ -63,9 +63,11 @@ class Backend(ABC):
     def next_token_logprobs(self, model: Path, prompt: str, top: int = 20) -> dict[str, float]:
         """Log-probabilities of the most likely next tokens (used by yes/no judges)."""
 
-    @abstractmethod
-    def language_model(self, model: Path, sampling: Sampling) -> "BaseLanguageModel":
+    def language_model(self, model: Any, sampling: Sampling) -> "BaseLanguageModel":
         """The model as a LangChain language model (the base LLM of the chains)."""
+        from kcard_core.llm import BackendLLM
+
+        return BackendLLM(model=model, sampling=sampling, backend=self)
 
 
 def yes_probability(logprobs: dict[str, float]) -> float:

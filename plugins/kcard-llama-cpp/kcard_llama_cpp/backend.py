@@ -113,8 +113,3 @@ class LlamaCppBackend(Backend):
                 text = llama.detokenize([int(token)]).decode("utf-8", "replace")
                 result.setdefault(text, float(logits[token] - log_norm))
             return result
-
-    def language_model(self, model: Path, sampling: Sampling):
-        from kcard_llama_cpp.llm import LlamaCppLLM
-
-        return LlamaCppLLM(model_path=str(model), sampling=sampling, backend=self)

@@ -225,11 +225,6 @@ class TransformersBackend(Backend):
             result.setdefault(loaded.tokenizer.decode([token]), value)  # topk is sorted: first is likeliest
         return result
 
-    def language_model(self, model: Path, sampling: Sampling):
-        from kcard_transformers.llm import TransformersLLM
-
-        return TransformersLLM(model_path=str(model), sampling=sampling, backend=self)
-
 
 def _streamed(loaded: LoadedModel, prompt: str, sampling: Sampling) -> Iterator[str]:
     """Text pieces as a generation thread writes them (the caller holds the model's lock)."""

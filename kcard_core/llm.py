@@ -1,9 +1,8 @@
-"""The base LLM as a LangChain language model, so the chains are ordinary runnables."""
+"""Any backend's model as a LangChain language model, so the chains are ordinary runnables."""
 
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 from typing import Any, Iterator
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
@@ -14,32 +13,32 @@ from pydantic import ConfigDict
 from kcard_core.backends import Sampling
 
 
-class LlamaCppLLM(LLM):
-    """A GGUF model as a text-completion LLM (greedy by default), sharing the backend's loaded model."""
+class BackendLLM(LLM):
+    """A text-completion LLM (greedy by default) that runs on a kcard backend and shares its loaded model."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
-    model_path: str
+    model: Any  # what the backend's locate() returned
     sampling: Sampling = Sampling(max_tokens=32, temperature=0.0)
     backend: Any
 
     @property
     def _llm_type(self) -> str:
-        return "kcard-llama-cpp"
+        return f"kcard-{self.backend.name}"
 
     @property
     def _identifying_params(self) -> dict[str, Any]:
-        return {"model_path": self.model_path, **self.sampling.__dict__}
+        return {"model": str(self.model), **self.sampling.__dict__}
 
     def _sampling(self, stop: list[str] | None) -> Sampling:
         return replace(self.sampling, stop=tuple(stop or self.sampling.stop))
 
     def _call(self, prompt: str, stop: list[str] | None = None,
               run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> str:
-        return self.backend.generate(Path(self.model_path), prompt, n=1, sampling=self._sampling(stop))[0]
+        return self.backend.generate(self.model, prompt, n=1, sampling=self._sampling(stop))[0]
 
     def _stream(self, prompt: str, stop: list[str] | None = None,
                 run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> Iterator[GenerationChunk]:
-        for text in self.backend.stream(Path(self.model_path), prompt, self._sampling(stop)):
+        for text in self.backend.stream(self.model, prompt, self._sampling(stop)):
             chunk = GenerationChunk(text=text)
             if run_manager:
                 run_manager.on_llm_new_token(text, chunk=chunk)
