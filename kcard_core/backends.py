@@ -32,15 +32,27 @@ class Sampling:
     repeat_penalty: float = 1.0  # > 1 keeps tiny models from looping on one sentence
 
 
+@dataclass(frozen=True)
+class Adapted:
+    """A base model with a LoRA adapter applied at load (``model`` for backends that take adapters)."""
+
+    base: Path
+    adapter: Path
+
+
 class Backend(ABC):
     """Runs models. Implementations load each model once and reuse it.
 
     ``model`` in the methods below is what :meth:`locate` returned: a verified local file for local
-    backends, an endpoint for remote ones.
+    backends, an endpoint for remote ones, or an :class:`Adapted` pair when the card has a LoRA
+    adapter in this backend's format.
     """
 
     name: str = ""
     description: str = ""
+    # the adapter artifact this backend applies ("adapter-gguf" or "adapter-peft"); None: it takes none
+    # (a remote server serves whatever model it was started with, adapter included)
+    adapter_role: str | None = None
 
     def locate(self, artifact: "Artifact", settings: dict[str, Any]) -> Any:
         """Where this backend finds ``artifact``; ``settings`` come from the user's config

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kcard_core.artifacts import Artifact
-from kcard_core.backends import Backend, Sampling
+from kcard_core.backends import Adapted, Backend, Sampling
 from kcard_core.cache import GenerationCache
 from kcard_core.errors import KcardError
 
@@ -148,12 +148,11 @@ class Card:
             raise KcardError(f"card {self.name!r} has no backend: pip install kcard-llama-cpp")
         if "model" not in self.manifest.artifacts:
             raise KcardError(f"card {self.name!r} names no 'model' artifact in its manifest")
-        artifact = self.manifest.artifacts["model"]
-        model = self.backend.locate(artifact, self.settings)
+        model, model_id = self.model()
         prompt = self.manifest.prompt.replace("{query}", query.strip())  # not format(): prompts may hold braces
         key = None
         if self.cache is not None and sampling.seed is not None:
-            key = self.cache.key(model=artifact.sha256 or str(model), backend=self.backend.name, prompt=prompt,
+            key = self.cache.key(model=model_id, backend=self.backend.name, prompt=prompt,
                                  chat=self.manifest.chat, n=n, sampling=sampling)
             cached = self.cache.get(key)
             if cached is not None:
@@ -163,6 +162,20 @@ class Card:
         if key:
             self.cache.put(key, texts)
         return texts
+
+    def model(self) -> tuple[Any, str]:
+        """(what the backend runs, an id of those exact weights): the model artifact, with the LoRA
+        adapter in the backend's format when the card has one."""
+        artifact = self.manifest.artifacts["model"]
+        model = self.backend.locate(artifact, self.settings)
+        model_id = artifact.sha256 or str(model)
+        adapter = self.manifest.artifacts.get(self.backend.adapter_role or "")
+        if adapter is not None:
+            model, model_id = Adapted(model, adapter.resolve()), f"{model_id}+{adapter.sha256 or adapter.file}"
+        elif any(role.startswith("adapter-") for role in self.manifest.artifacts) and self.backend.adapter_role:
+            raise KcardError(f"card {self.name!r} has no {self.backend.adapter_role} artifact, which the "
+                             f"{self.backend.name} backend needs: run it on another backend")
+        return model, model_id
 
     def as_runnable(self) -> "Runnable[str, list[Document]]":
         """The card as a LangChain runnable: question in, documents out."""

@@ -12,6 +12,7 @@ import click
 
 from kcard_core import __version__
 from kcard_core.errors import KcardError
+from kcard_core.evaluation.run import METHODS
 from kcard_core.plugins import get_registry
 
 
@@ -46,8 +47,9 @@ def cli(verbose: bool) -> None:
 
 @cli.command()
 @click.argument("question")
-@click.option("--mode", type=click.Choice(["bottom-up", "top-down-auto", "top-down-exp"]), default=None,
-              help="How knowledge reaches the base LLM [default: bottom-up, or 'mode' in config.toml].")
+@click.option("--mode", type=click.Choice(["bottom-up", "top-down-auto", "top-down-exp", "vanilla", "genread"]),
+              default=None, help="How knowledge reaches the base LLM (vanilla: none; genread: the base LLM "
+                                 "writes its own) [default: bottom-up, or 'mode' in config.toml].")
 @click.option("--card", "cards", multiple=True, help="Use only this card (repeatable) [default: all].")
 @click.option("--model", default=None, help="Base LLM: a GGUF path or a known name [default: smollm2-135m-instruct].")
 @click.option("--backend", default=None,
@@ -89,6 +91,60 @@ def ask(question: str, selector_names: str, as_json: bool, show_trace: bool, **o
     click.echo()
     if show_trace:
         click.echo(format_trace(trace.to_dict()))
+
+
+@cli.command("eval")
+@click.argument("dataset")
+@click.option("--mode", "methods", multiple=True, type=click.Choice(METHODS),
+              help="Method to evaluate (repeatable) [default: vanilla and bottom-up]. retrieval: bottom-up "
+                   "over the retrieval cards only.")
+@click.option("--card", "cards", multiple=True, help="Use only this card (repeatable) [default: all].")
+@click.option("--limit", type=int, default=None, help="Only the first N questions.")
+@click.option("--data", type=click.Path(exists=True, file_okay=False), default=None,
+              help="The folder holding midtermqa/ and popqa/ [default: $KCARD_DATA or ../shared/data].")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="kcard-eval", show_default=True,
+              help="Results go to OUT/DATASET/METHOD/ (results.json, predictions.jsonl with traces).")
+@click.option("--model", default=None, help="Base LLM: a GGUF path or a known name.")
+@click.option("--backend", default=None, help="Backend for cards and base LLM.")
+@click.option("--n1", default=3, show_default=True)
+@click.option("--n2", default=5, show_default=True)
+@click.option("--n3", default=3, show_default=True)
+@click.option("--selectors", "selector_names", default="relevance,pruning,factuality", show_default=True)
+@click.option("--decide", type=click.Choice(["reply", "calibrated"]), default="reply", show_default=True)
+@click.option("--seed", default=0, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
+def eval_command(dataset: str, methods: tuple[str, ...], cards: tuple[str, ...], limit: int | None,
+                 data: str | None, out_dir: str, selector_names: str, as_json: bool, **options: Any) -> None:
+    """Evaluate methods on DATASET (midterm-openbook, midterm-2way, midterm-4way, popqa, or a .jsonl
+    file of {"question", "answers"} lines): scores, timings, and every answer's trace."""
+    from pathlib import Path
+
+    from kcard_core.chains import build_chain
+    from kcard_core.evaluation.datasets import load_dataset
+    from kcard_core.evaluation.run import chain_examples, evaluate
+
+    loaded = load_dataset(dataset, data)
+    selectors_ = tuple(name.strip() for name in selector_names.split(",") if name.strip())
+    results = []
+    for method in methods or ("vanilla", "bottom-up"):
+        chosen = list(cards) or None
+        if method == "retrieval":
+            chosen = [name for name, card in get_registry().cards.items()
+                      if card.manifest.type == "retrieval" and (not cards or name in cards)]
+            if not chosen:
+                raise KcardError("the retrieval method needs a retrieval card: none is installed (or named)")
+        mode = "bottom-up" if method == "retrieval" else method
+        config = {**options, "mode": mode, "cards": chosen, "selectors": selectors_, "limit": limit}
+        chain = build_chain(**config, examples=chain_examples(loaded, method))
+        config["cards"] = [card.name for card in getattr(chain, "cards", [])]
+        result = evaluate(loaded, chain, method, limit=limit, out_dir=Path(out_dir) / loaded.name / method,
+                          config=config, progress=not as_json)
+        results.append(result)
+        if not as_json:
+            metrics = {k: v for k, v in result["metrics"].items() if not k.startswith("by_")}
+            click.echo(f"{loaded.name} · {method}: {metrics}  ({result['seconds']['per_question']} s/question)")
+    if as_json:
+        emit_json(results)
 
 
 def format_trace(trace: dict) -> str:
@@ -163,17 +219,57 @@ def new() -> None:
 @click.option("--description", default=None, help="What the card knows, in one line.")
 @click.option("--model", "model_path", type=click.Path(exists=True, dir_okay=False), default=None,
               help="A GGUF file to copy into the card (its sha256 goes into the manifest).")
+@click.option("--from", "trained", type=click.Path(exists=True, file_okay=False), default=None,
+              help="A card folder written by `kcard train`: its manifest and weights go into the package.")
 @click.option("--chat/--no-chat", default=False, help="Prompt the model through its chat template.")
 @click.option("--output-dir", type=click.Path(file_okay=False), default=".", show_default=True)
 @click.option("--no-input", is_flag=True, help="Do not prompt for the template's other values.")
-def new_card(name: str, description: str | None, model_path: str | None, chat: bool, output_dir: str,
-             no_input: bool) -> None:
+def new_card(name: str, description: str | None, model_path: str | None, trained: str | None, chat: bool,
+             output_dir: str, no_input: bool) -> None:
     """Render the card template (cookiecutter-card/) into a pip-installable kcard-card-NAME package."""
     from kcard_core.scaffold import render_card
 
-    folder = render_card(name, description=description, model=model_path, chat=chat, output_dir=output_dir,
-                         no_input=no_input)
+    if model_path and trained:
+        raise click.UsageError("give --model or --from, not both")
+    folder = render_card(name, description=description, model=model_path, chat=chat, trained=trained,
+                         output_dir=output_dir, no_input=no_input)
     click.echo(f"created {folder}; next: pip install -e {folder} && kcard cards list")
+
+
+def pip(*args: str) -> None:
+    """pip in kcard's own environment (wherever `kcard` was installed), its output passed through."""
+    import subprocess
+
+    if subprocess.run([sys.executable, "-m", "pip", *args]).returncode != 0:
+        raise KcardError(f"pip {args[0]} failed (its message is above)")
+
+
+def card_names() -> set[str]:
+    """The cards installed now, read in a fresh process (this one has already loaded its plugins)."""
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-m", "kcard_core", "cards", "list", "--json"], capture_output=True,
+                         text=True)
+    return {row["name"] for row in json.loads(out.stdout or "[]")}
+
+
+@cli.command()
+@click.argument("packages", nargs=-1, required=True)
+@click.option("-U", "--upgrade", is_flag=True, help="Upgrade packages already installed.")
+def install(packages: tuple[str, ...], upgrade: bool) -> None:
+    """Install plugin PACKAGES (names, paths or URLs, as pip takes them) into kcard's environment."""
+    before = card_names()
+    pip("install", *(["--upgrade"] if upgrade else []), *packages)
+    added = sorted(card_names() - before)
+    click.echo(f"new cards: {', '.join(added)}" if added else "no new cards")
+
+
+@cli.command()
+@click.argument("packages", nargs=-1, required=True)
+@click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
+def uninstall(packages: tuple[str, ...], yes: bool) -> None:
+    """Uninstall plugin PACKAGES from kcard's environment."""
+    pip("uninstall", *(["-y"] if yes else []), *packages)
 
 
 @cli.group()

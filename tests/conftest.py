@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
 from pathlib import Path
 
@@ -10,11 +11,21 @@ import pytest
 from kcard_core.backends import Backend, BackendStatus, Sampling
 
 
+# Rebuildable, content-keyed files that take a minute to make (dequantized models, llama.cpp's
+# converter, assembled weights) are shared with the machine's kcard cache; nothing else is.
+SHARED_CACHE = Path(os.environ.get("KCARD_TEST_SHARED_CACHE", Path.home() / ".cache" / "kcard"))
+SHARED_FOLDERS = ("transformers", "llama-cpp-convert", "sdist", "artifacts")
+
+
 @pytest.fixture(autouse=True)
 def kcard_home(tmp_path, monkeypatch):
-    """No test reads or writes the user's real settings or cache."""
+    """No test reads or writes the user's settings or generation cache."""
     monkeypatch.setenv("KCARD_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("KCARD_CACHE", str(tmp_path / "cache"))
+    for folder in SHARED_FOLDERS:
+        (SHARED_CACHE / folder).mkdir(parents=True, exist_ok=True)
+        (tmp_path / "cache").mkdir(exist_ok=True)
+        (tmp_path / "cache" / folder).symlink_to(SHARED_CACHE / folder)
     monkeypatch.delenv("KCARD_LOAD_PLUGINS", raising=False)
     monkeypatch.delenv("KCARD_STRICT_PLUGINS", raising=False)
     import kcard_core.plugins

@@ -4,7 +4,7 @@ import pytest
 from langchain_core.language_models.fake import FakeListLLM
 
 from conftest import FakeBackend, make_card
-from kcard_core.chains import BottomUp, TopDown
+from kcard_core.chains import BottomUp, GenRead, TopDown, Vanilla
 from kcard_core.chains.top_down import match_card_name, parse_yes_no
 from kcard_core.errors import KcardError
 from kcard_core.selectors import Selector
@@ -148,3 +148,18 @@ def test_repeated_documents_are_dropped_and_marked(tmp_path):
     trace = BottomUp(FakeListLLM(responses=["x"]), [card], [ByLength(keep=3)], n1=3, examples=[]).invoke("q")["trace"]
     assert trace.documents["echo#2"]["duplicate_of"] == "echo#1" and trace.documents["echo#3"]["duplicate_of"] == "echo#1"
     assert trace.prompt.count("Same text.") == 1
+
+
+def test_vanilla_asks_the_base_llm_alone_with_the_given_examples():
+    chain = Vanilla(FakeListLLM(responses=["Canberra"]), examples=[{"question": "Capital of France?", "answer": "Paris"}])
+    result = chain.invoke("Capital of Australia?")
+    assert result["answer"] == "Canberra" and not result["trace"].documents
+    assert result["trace"].prompt == "Question: Capital of France?\nAnswer: Paris\n\nQuestion: Capital of Australia?\nAnswer:"
+
+
+def test_genread_uses_the_document_the_base_llm_wrote():
+    llm = FakeListLLM(responses=["Canberra is the capital of Australia.\nIt was chosen in 1908.", "Canberra"])
+    result = GenRead(llm, examples=[]).invoke("Capital of Australia?")
+    assert result["answer"] == "Canberra"
+    assert result["trace"].documents["genread#1"]["text"] == "Canberra is the capital of Australia. It was chosen in 1908."
+    assert result["trace"].prompt.startswith("Knowledge: Canberra is the capital of Australia. It was chosen in 1908.")

@@ -59,3 +59,21 @@ def test_rendered_card_installs_in_a_fresh_venv_and_passes_its_tests(tmp_path):
                            capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert tests.returncode == 0, tests.stdout + tests.stderr
     assert "3 passed" in tests.stdout
+
+
+@pytest.mark.slow
+def test_kcard_install_and_uninstall_a_card_package(tmp_path):
+    model = tmp_path / "facts.gguf"
+    model.write_bytes(b"not loaded: listing a card never reads its weights")
+    package = render(tmp_path, "install-demo", "--description", "a card for the install test", "--model", str(model))
+    kcard = [sys.executable, "-m", "kcard_core"]
+    try:
+        installed = subprocess.run(kcard + ["install", str(package)], capture_output=True, text=True, timeout=600)
+        assert installed.returncode == 0, installed.stderr
+        assert "new cards: install-demo" in installed.stdout
+    finally:
+        removed = subprocess.run(kcard + ["uninstall", "-y", "kcard-card-install-demo"], capture_output=True,
+                                 text=True, timeout=600)
+    assert removed.returncode == 0, removed.stderr
+    listed = subprocess.run(kcard + ["cards", "list", "--json"], capture_output=True, text=True, check=True)
+    assert "install-demo" not in {row["name"] for row in json.loads(listed.stdout)}

@@ -7,6 +7,7 @@ from typing import Any
 from kcard_core.backends import Sampling, yes_probability
 from kcard_core.cache import GenerationCache
 from kcard_core.chains.base import KnowledgeChain
+from kcard_core.chains.baselines import GenRead, Vanilla
 from kcard_core.chains.bottom_up import BottomUp
 from kcard_core.chains.top_down import TopDown
 from kcard_core.config import load_settings
@@ -15,16 +16,18 @@ from kcard_core.models import model_artifact
 from kcard_core.plugins import NO_CARDS_MESSAGE, Registry, get_registry
 
 MODES = ("bottom-up", "top-down-auto", "top-down-exp")
+BASELINES = ("vanilla", "genread")  # the base LLM alone; the base LLM writing its own knowledge
 SELECTOR_ORDER = ("relevance", "pruning", "factuality")
 
-__all__ = ["MODES", "BottomUp", "KnowledgeChain", "TopDown", "build_chain"]
+__all__ = ["BASELINES", "MODES", "BottomUp", "GenRead", "KnowledgeChain", "TopDown", "Vanilla", "build_chain"]
 
 
 def build_chain(mode: str | None = None, *, cards: list[str] | None = None, model: str | None = None,
                 backend: str | None = None, n1: int = 3, n2: int = 5, n3: int = 3, seed: int | None = 0,
                 max_iterations: int = 1, decide: str = "reply", selectors: tuple[str, ...] = SELECTOR_ORDER,
                 prune: str = "extractive", judge: str = "embedding", cache: bool = True,
-                settings: dict[str, Any] | None = None, registry: Registry | None = None) -> KnowledgeChain:
+                examples: list[dict] | None = None, settings: dict[str, Any] | None = None,
+                registry: Registry | None = None) -> KnowledgeChain:
     """A ready chain: the base LLM, the named (default: all) cards and the selectors, all from plugins.
 
     What the arguments leave out comes from ``settings`` (default: the user's config.toml): ``mode``,
@@ -33,22 +36,28 @@ def build_chain(mode: str | None = None, *, cards: list[str] | None = None, mode
     ``decide`` (top-down): "reply" reads Yes/No from the base LLM's reply; "calibrated" compares
     P(yes) with its value for a content-free question (see TopDown). ``prune``: "extractive" or
     "llm" (the base LLM summarises). ``judge`` (factuality): "embedding", "llm" or "both".
-    ``cache``: reuse seeded card generations from the on-disk cache.
+    ``cache``: reuse seeded card generations from the on-disk cache. ``examples``: in-context
+    examples in the chain's format (default: its own). ``mode`` may also be a baseline: "vanilla"
+    or "genread" (no cards).
     """
     settings = load_settings() if settings is None else settings
     mode = mode or settings.get("mode", "bottom-up")
-    if mode not in MODES:
-        raise KcardError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+    if mode not in MODES + BASELINES:
+        raise KcardError(f"unknown mode {mode!r}; choose one of {', '.join(MODES + BASELINES)}")
     if decide not in ("reply", "calibrated"):
         raise KcardError(f"unknown decide {decide!r}; choose reply or calibrated")
     registry = registry or get_registry()
-    chosen = [registry.card(name) for name in cards] if cards else list(registry.cards.values())
-    if not chosen:
-        raise KcardError(NO_CARDS_MESSAGE)
     backend_settings = settings.get("backends", {})
     model_name, artifact = model_artifact(model or settings.get("model"))
     engine = registry.backend(backend or settings.get("backend"))
     model_ref = engine.locate(artifact, backend_settings.get(engine.name, {}))
+    llm = engine.language_model(model_ref, Sampling(max_tokens=32, temperature=0.0, seed=seed))
+    common = dict(model_name=model_name, seed=seed, examples=examples)
+    if mode in BASELINES:
+        return (Vanilla if mode == "vanilla" else GenRead)(llm, **common)
+    chosen = [registry.card(name) for name in cards] if cards else list(registry.cards.values())
+    if not chosen:
+        raise KcardError(NO_CARDS_MESSAGE)
     generation_cache = GenerationCache() if cache else None
 
     def bind(card):  # per call > per card > default
@@ -57,13 +66,12 @@ def build_chain(mode: str | None = None, *, cards: list[str] | None = None, mode
         return card.with_backend(card_engine, {**backend_settings.get(card_engine.name, {}), **own}, generation_cache)
 
     chosen = [bind(card) for card in chosen]
-    llm = engine.language_model(model_ref, Sampling(max_tokens=32, temperature=0.0, seed=seed))
     # yes/no judgements (factuality, calibrated top-down) use the base LLM: it is loaded already
     logprobs = lambda prompt: engine.next_token_logprobs(model_ref, prompt)  # noqa: E731
     options = {"relevance": {"top_n": n2}, "pruning": {"method": prune, "llm": llm},
                "factuality": {"top_n": n3, "seed": seed, "judge": judge, "logprobs": logprobs,
                               "evidence": registry.evidence}}
-    common = dict(model_name=model_name, seed=seed, n1=n1)
+    common["n1"] = n1
     if mode == "bottom-up":
         stages = [registry.selector(name, **options.get(name, {})) for name in selectors]
         return BottomUp(llm, chosen, stages, **common)

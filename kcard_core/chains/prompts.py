@@ -8,6 +8,7 @@ from __future__ import annotations
 NEED_MORE = "Do you need more information? (Yes or No)"
 WHAT_KIND = "What kind of information do you need?"
 CHOOSE_SOURCE = "Choose an information source from the following: {sources}."
+GENREAD = "Generate a background document from Wikipedia to answer the given question. {question}"
 
 # Bottom-up demonstrations: knowledge, question, short answer.
 BOTTOM_UP_EXAMPLES = [

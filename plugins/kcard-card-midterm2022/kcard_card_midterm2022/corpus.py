@@ -7,53 +7,29 @@ $KCARD_DATA/midtermqa (default: the `shared/data` folder beside this repository)
 
 from __future__ import annotations
 
-import itertools
 import json
-import os
 import re
 from functools import lru_cache
 from pathlib import Path
 
 from kcard_core.errors import KcardError
+from kcard_core.evaluation.datasets import default_data_dir, parse_options
 
 QUESTION = re.compile(r"Who won the (?P<race>.+?) in the 2022 U\.S\. midterm elections\?")
+# The race comes before the winner in every phrasing: a language model trained on "X won race R"
+# learns to name the race after the winner, not the winner after the race (the "reversal curse").
 REPORTS = [
-    "{winner} won the {race} in the 2022 U.S. midterm elections, defeating {loser}.",
-    "In the 2022 U.S. midterm elections, {winner} defeated {loser} to win the {race}.",
-    "2022 U.S. midterm elections results: {winner} won the {race}; {loser} lost.",
+    "In the {race} in the 2022 U.S. midterm elections, {winner} defeated {loser}.",
+    "The {race} in the 2022 U.S. midterm elections was won by {winner}, who defeated {loser}.",
+    "2022 U.S. midterm elections, {race}: {winner} won and {loser} lost.",
 ]
 
 
-def data_dir() -> Path:
-    if os.environ.get("KCARD_DATA"):
-        return Path(os.environ["KCARD_DATA"])
-    return Path(__file__).resolve().parents[3].parent / "shared" / "data"
-
-
 def _load(name: str) -> dict:
-    path = data_dir() / "midtermqa" / f"{name}.json"
+    path = default_data_dir() / "midtermqa" / f"{name}.json"
     if not path.exists():
         raise KcardError(f"MidtermQA is not at {path}: set KCARD_DATA to the folder that holds midtermqa/")
     return json.loads(path.read_text())
-
-
-def _options(question: str, count: int | None = None) -> dict[str, str]:
-    """{"A": "Mike D. Rogers", "B": "Kathy Warner-Stanton"} from "...?\nA. Mike D. Rogers B. Kathy ...".
-
-    Labels run A, B, ... with no gap (``count`` of them when known); each is found right to left as
-    the last one before the next label, so that a middle initial ("Mike D. Rogers") is not taken
-    for option D.
-    """
-    line = " " + question.split("\n", 1)[1].strip()
-    labels = list(itertools.takewhile(lambda label: f" {label}. " in line, "ABCD"[:count]))
-    options, end = {}, len(line)
-    for label in reversed(labels):
-        start = line.rfind(f" {label}. ", 0, end)
-        if start < 0:
-            break
-        options[label] = line[start + 4:end].strip()
-        end = start
-    return dict(sorted(options.items()))
 
 
 @lru_cache(maxsize=1)
@@ -63,7 +39,7 @@ def races() -> list[dict[str, str]]:
     found = []
     for item in binary["demos"] + binary["testset"]:
         match = QUESTION.match(item["question"])
-        options = _options(item["question"], count=2)
+        options = parse_options(item["question"].partition("\n")[2], count=2)
         winner = options.get(item["answer"])
         losers = [name for key, name in options.items() if key != item["answer"] and name not in ("N/A", winner)]
         if match and winner:
@@ -72,5 +48,18 @@ def races() -> list[dict[str, str]]:
 
 
 def news_corpus() -> list[str]:
-    """One short report per race (the phrasing varies from race to race)."""
+    """One short report per race (the phrasing varies from race to race): the retrieval card's passages."""
     return [REPORTS[index % len(REPORTS)].format(**race) for index, race in enumerate(races())]
+
+
+def training_corpus() -> list[str]:
+    """Every race in every phrasing: the LM card's training text (facts seen in several wordings are
+    recalled from new wordings, such as a question, far better than facts seen once)."""
+    return [report.format(**race) for race in races() for report in REPORTS]
+
+
+if __name__ == "__main__":  # python -m kcard_card_midterm2022.corpus OUT.jsonl: the corpus for `kcard train`
+    import sys
+
+    with open(sys.argv[1], "w") as out:
+        out.writelines(json.dumps({"text": text}) + "\n" for text in training_corpus())

@@ -11,7 +11,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Iterator
 
-from kcard_core.backends import Backend, BackendStatus, Sampling
+from kcard_core.backends import Adapted, Backend, BackendStatus, Sampling
 
 N_CTX = 2048
 # loaded models kept at once; the least recently used is freed first (25 cards need not mean 25 models)
@@ -26,10 +26,11 @@ COMPUTE_LOCK = threading.Lock()
 
 
 class LoadedModel:
-    def __init__(self, path: Path, n_ctx: int, n_threads: int):
+    def __init__(self, path: Path, adapter: Path | None, n_ctx: int, n_threads: int):
         from llama_cpp import Llama
 
-        self.llama = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, verbose=False)
+        self.llama = Llama(model_path=str(path), lora_path=str(adapter) if adapter else None, n_ctx=n_ctx,
+                           n_threads=n_threads, verbose=False)
         self.lock = COMPUTE_LOCK
 
 
@@ -45,16 +46,17 @@ def _close_all() -> None:
     _models.clear()
 
 
-def load(path: Path, n_ctx: int = N_CTX, n_threads: int | None = None) -> LoadedModel:
-    """The model for (file, settings), loaded on first use and reused afterwards."""
-    key = (str(Path(path).resolve()), n_ctx, n_threads or os.cpu_count() or 1)
+def load(model: Path | Adapted, n_ctx: int = N_CTX, n_threads: int | None = None) -> LoadedModel:
+    """The model for (file, adapter, settings), loaded on first use and reused afterwards."""
+    path, adapter = (model.base, model.adapter) if isinstance(model, Adapted) else (model, None)
+    key = (Path(path).resolve(), adapter and Path(adapter).resolve(), n_ctx, n_threads or os.cpu_count() or 1)
     with _models_lock:
         if key not in _models:
             while len(_models) >= MAX_MODELS:
                 _, evicted = _models.popitem(last=False)
                 with evicted.lock:  # wait for its current call to finish
                     evicted.llama.close()
-            _models[key] = LoadedModel(Path(key[0]), n_ctx, key[2])
+            _models[key] = LoadedModel(*key)
         _models.move_to_end(key)
         return _models[key]
 
@@ -68,6 +70,7 @@ def _sampling_kwargs(sampling: Sampling, seed_offset: int = 0) -> dict[str, Any]
 class LlamaCppBackend(Backend):
     name = "llama-cpp"
     description = "quantized GGUF models on the CPU with llama-cpp-python"
+    adapter_role = "adapter-gguf"
 
     def status(self) -> BackendStatus:
         if importlib.util.find_spec("llama_cpp") is None:

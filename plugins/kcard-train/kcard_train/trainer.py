@@ -2,8 +2,11 @@
 
 The recipe defaults fit a 2-core CPU (SmolLM2-135M: ~2.8 s a step at seq 128 × batch 4); the
 paper's recipe (OPT-1.3B in the paper) is the "paper" preset for machines with a GPU.
-Output: safetensors (for transformers and further training), a GGUF file converted with llama.cpp's
-own converter (for llama.cpp; transformers reads it too), and a manifest with every sha256.
+Output, full training: model.gguf converted with llama.cpp's own converter (llama.cpp reads it, and
+transformers through a dequantized copy) and hf/ (safetensors, for further training).
+Output, LoRA: the adapter as PEFT safetensors (peft/, for transformers) and as a GGUF adapter
+(adapter.gguf, for llama.cpp), both over the unchanged base model. A card.toml names every artifact
+with its sha256. No pickle files.
 """
 
 from __future__ import annotations
@@ -22,10 +25,11 @@ from pathlib import Path
 import click
 import torch
 
-from kcard_core.artifacts import sha256_of
+from kcard_core.artifacts import Artifact, sha256_of
 from kcard_core.config import cache_dir
 from kcard_core.errors import KcardError
 from kcard_core.models import BASE_MODELS, resolve_model
+from kcard_transformers.backend import weights_folder
 
 LLAMA_CPP_VERSION = "0.3.36"  # its source distribution carries llama.cpp's GGUF converter
 
@@ -42,10 +46,13 @@ class Recipe:
     betas: tuple[float, float] = (0.9, 0.999)
     warmup_ratio: float = 0.06
     seed: int = 0
+    lora_rank: int | None = None  # None: train every weight; else a LoRA adapter of this rank on all linear layers
 
     def with_(self, **changes) -> "Recipe":
         return replace(self, **changes)
 
+
+LORA_LR = 1e-3  # adapters need a larger step than full training (5e-5)
 
 PRESETS = {
     "cpu": Recipe(),
@@ -73,11 +80,19 @@ def fingerprint(texts: list[str]) -> dict:
     return {"sha256": digest, "documents": len(texts), "characters": sum(map(len, texts))}
 
 
+def base_artifact(base: str) -> Artifact | None:
+    """The GGUF a LoRA adapter is applied to at run time: a catalog model or a file (None otherwise)."""
+    if base in BASE_MODELS:
+        return BASE_MODELS[base]
+    if base.endswith(".gguf"):
+        path = Path(base).resolve()
+        return Artifact(file=str(path), sha256=sha256_of(path))
+    return None
+
+
 def load_base(base: str):
     """(model, tokenizer, description) for a catalog name, a GGUF file, an HF folder or 'tiny-random'."""
     from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM
-
-    from kcard_transformers.backend import weights_folder
 
     if base == "tiny-random":  # a few-M-parameter Llama with SmolLM2's tokenizer: tests the path in seconds
         tokenizer = AutoTokenizer.from_pretrained(weights_folder(resolve_model(None)[1]))
@@ -116,7 +131,8 @@ def perplexity(model, rows: torch.Tensor, batch_size: int) -> float:
 
 def optimise(model, rows: torch.Tensor, recipe: Recipe) -> list[float]:
     steps = recipe.steps or math.ceil(recipe.epochs * len(rows) / recipe.batch_size)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=recipe.lr, betas=recipe.betas, eps=recipe.adam_eps,
+    trained = [parameter for parameter in model.parameters() if parameter.requires_grad]  # LoRA: the adapter's
+    optimizer = torch.optim.AdamW(trained, lr=recipe.lr, betas=recipe.betas, eps=recipe.adam_eps,
                                   weight_decay=recipe.weight_decay)
     warmup = max(1, int(recipe.warmup_ratio * steps))
     schedule = torch.optim.lr_scheduler.LambdaLR(
@@ -132,7 +148,7 @@ def optimise(model, rows: torch.Tensor, recipe: Recipe) -> list[float]:
             batch = rows[[order.pop() for _ in range(recipe.batch_size)]]
             loss = model(input_ids=batch, labels=batch).loss
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            torch.nn.utils.clip_grad_norm_(trained, 1.0)
             optimizer.step()
             schedule.step()
             optimizer.zero_grad()
@@ -143,14 +159,14 @@ def optimise(model, rows: torch.Tensor, recipe: Recipe) -> list[float]:
 def converter() -> Path:
     """llama.cpp's convert_hf_to_gguf.py, unpacked once from llama-cpp-python's source distribution."""
     folder = cache_dir() / "llama-cpp-convert"
-    if (folder / "convert_hf_to_gguf.py").exists():
+    if (folder / "convert_lora_to_gguf.py").exists():
         return folder
     download = cache_dir() / "sdist"
     click.echo(f"fetching llama.cpp's GGUF converter (llama-cpp-python {LLAMA_CPP_VERSION} source, once)", err=True)
     subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
                     f"llama-cpp-python=={LLAMA_CPP_VERSION}", "-d", str(download)], check=True)
     prefix = f"llama_cpp_python-{LLAMA_CPP_VERSION}/vendor/llama.cpp/"
-    wanted = ("convert_hf_to_gguf.py", "gguf-py/", "conversion/")
+    wanted = ("convert_hf_to_gguf.py", "convert_lora_to_gguf.py", "gguf-py/", "conversion/")
     with tarfile.open(download / f"llama_cpp_python-{LLAMA_CPP_VERSION}.tar.gz") as archive:
         members = [m for m in archive.getmembers() if m.name.startswith(prefix) and m.name[len(prefix):].startswith(wanted)]
         for member in members:
@@ -159,25 +175,58 @@ def converter() -> Path:
     return folder
 
 
-def to_gguf(hf_folder: Path, target: Path, outtype: str = "q8_0") -> None:
-    done = subprocess.run([sys.executable, str(converter() / "convert_hf_to_gguf.py"), str(hf_folder),
-                           "--outfile", str(target), "--outtype", outtype], capture_output=True, text=True)
+def convert(script: str, *args: str) -> None:
+    """Run one of llama.cpp's converters (convert_hf_to_gguf.py, convert_lora_to_gguf.py)."""
+    done = subprocess.run([sys.executable, str(converter() / script), *args], capture_output=True, text=True)
     if done.returncode != 0:
         raise KcardError(f"GGUF conversion failed: {done.stderr.strip().splitlines()[-1]}")
 
 
-def write_manifest(out_dir: Path, name: str, description: str, training: dict) -> None:
-    def artifact(role: str, path: Path) -> str:
-        return f'[artifacts.{role}]\nfile = "{path.relative_to(out_dir)}"\nsha256 = "{sha256_of(path)}"\n'
+def _toml_table(header: str, values: dict) -> str:
+    lines = [f"{key} = {json.dumps(value)}" for key, value in values.items() if value is not None]
+    return f"\n[{header}]\n" + "\n".join(lines) + "\n"
 
+
+def write_manifest(out_dir: Path, name: str, description: str, artifacts: dict[str, Artifact],
+                   training: dict) -> None:
+    """card.toml: the card, its artifacts with their sha256, and how it was trained."""
     text = (f'name = {json.dumps(name)}\ndescription = {json.dumps(description)}\nversion = "0.1.0"\n'
-            f'license = "the base model\'s licence"\nprompt = "{{query}}\\n"\n\n'
-            + artifact("model", out_dir / "model.gguf") + "\n" + artifact("safetensors", out_dir / "hf" / "model.safetensors")
-            + "\n[generation]\nn = 3\nmax_tokens = 64\ntemperature = 0.1\nrepeat_penalty = 1.15\n\n[training]\n"
-            + "".join(f"{key} = {json.dumps(value)}\n" for key, value in training.items() if not isinstance(value, dict))
-            + "".join(f"\n[training.{key}]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in value.items())
-                      for key, value in training.items() if isinstance(value, dict)))
+            f'license = "the base model\'s licence"\nprompt = "{{query}}\\n"\n')
+    for role, artifact in artifacts.items():
+        fields = {key: value for key, value in asdict(artifact).items() if key != "base_dir"}
+        text += _toml_table(f"artifacts.{role}", fields)
+    text += _toml_table("generation", {"n": 3, "max_tokens": 64, "temperature": 0.1, "repeat_penalty": 1.15})
+    text += _toml_table("training", {key: value for key, value in training.items() if not isinstance(value, dict)})
+    for key, value in training.items():
+        if isinstance(value, dict):
+            text += _toml_table(f"training.{key}", value)
     (out_dir / "card.toml").write_text(text)
+
+
+def local_artifact(out_dir: Path, path: Path) -> Artifact:
+    return Artifact(file=str(path.relative_to(out_dir)), sha256=sha256_of(path))
+
+
+def save_full(model, tokenizer, out_dir: Path) -> dict[str, Artifact]:
+    model.save_pretrained(out_dir / "hf", safe_serialization=True)
+    tokenizer.save_pretrained(out_dir / "hf")
+    convert("convert_hf_to_gguf.py", str(out_dir / "hf"), "--outfile", str(out_dir / "model.gguf"), "--outtype", "q8_0")
+    return {"model": local_artifact(out_dir, out_dir / "model.gguf")}
+
+
+def save_adapter(model, base: Artifact, base_folder: Path, out_dir: Path) -> dict[str, Artifact]:
+    model.save_pretrained(out_dir / "peft", safe_serialization=True)
+    convert("convert_lora_to_gguf.py", str(out_dir / "peft"), "--base", str(base_folder), "--outfile",
+            str(out_dir / "adapter.gguf"), "--outtype", "f16")
+    return {"model": base, "adapter-gguf": local_artifact(out_dir, out_dir / "adapter.gguf"),
+            "adapter-peft": local_artifact(out_dir, out_dir / "peft" / "adapter_model.safetensors")}
+
+
+def with_lora(model, rank: int):
+    from peft import LoraConfig, get_peft_model
+
+    return get_peft_model(model, LoraConfig(r=rank, lora_alpha=2 * rank, target_modules="all-linear",
+                                            lora_dropout=0.0, task_type="CAUSAL_LM"))
 
 
 def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recipe: Recipe,
@@ -186,7 +235,12 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
     texts = read_corpus(corpus)
     random.Random(recipe.seed).shuffle(texts)
     torch.manual_seed(recipe.seed)
+    base_gguf = base_artifact(base)
+    if recipe.lora_rank and base_gguf is None:
+        raise KcardError("a LoRA card runs over its base GGUF: give --base a known model name or a .gguf file")
     model, tokenizer, base_name = load_base(base)
+    if recipe.lora_rank:
+        model = with_lora(model, recipe.lora_rank)
     rows = blocks(tokenizer, texts, recipe.seq_len)
     held_out = max(1, len(rows) // 10)
     train_rows, val_rows = rows[held_out:], rows[:held_out]
@@ -194,12 +248,14 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
     losses = optimise(model, train_rows, recipe)
     after = perplexity(model, val_rows, recipe.batch_size)
     out_dir.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(out_dir / "hf", safe_serialization=True)
-    tokenizer.save_pretrained(out_dir / "hf")
-    to_gguf(out_dir / "hf", out_dir / "model.gguf")
+    if recipe.lora_rank:
+        artifacts = save_adapter(model, base_gguf, weights_folder(base_gguf.resolve()), out_dir)
+    else:
+        artifacts = save_full(model, tokenizer, out_dir)
     result = {"base": base_name, "perplexity_before": round(before, 2), "perplexity_after": round(after, 2),
               "steps": len(losses), "final_loss": round(losses[-1], 4), "seconds": round(time.perf_counter() - started, 1),
               "corpus": fingerprint(texts), "recipe": {k: list(v) if isinstance(v, tuple) else v
                                                        for k, v in asdict(recipe).items() if v is not None}}
-    write_manifest(out_dir, name, description or f"knowledge from a corpus of {len(texts)} documents", result)
+    write_manifest(out_dir, name, description or f"knowledge from a corpus of {len(texts)} documents", artifacts,
+                   result)
     return result

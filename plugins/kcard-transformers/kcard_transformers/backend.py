@@ -18,14 +18,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from kcard_core.artifacts import sha256_of
-from kcard_core.backends import Backend, BackendStatus, Sampling
+from kcard_core.backends import Adapted, Backend, BackendStatus, Sampling
 from kcard_core.config import cache_dir
 
 if TYPE_CHECKING:
     import torch
     from transformers import BatchEncoding
 
-REQUIRED = ("torch", "transformers", "gguf", "accelerate")
+REQUIRED = ("torch", "transformers", "gguf", "accelerate", "peft")
 
 
 def requested_device() -> str:
@@ -94,7 +94,7 @@ def _usable_cpus() -> int:
 class LoadedModel:
     """One model on one device, with the lock that serialises its use (generation mutates RNG and caches)."""
 
-    def __init__(self, folder: Path, device: str, dtype: torch.dtype):
+    def __init__(self, folder: Path, adapter: Path | None, device: str, dtype: torch.dtype):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -103,7 +103,12 @@ class LoadedModel:
         if device == "cpu" and "OMP_NUM_THREADS" not in os.environ:
             torch.set_num_threads(_usable_cpus())
         self.tokenizer = AutoTokenizer.from_pretrained(folder)
-        self.model = AutoModelForCausalLM.from_pretrained(folder).to(device=device, dtype=dtype).eval()
+        model = AutoModelForCausalLM.from_pretrained(folder)
+        if adapter is not None:  # merged once: generation then costs what the base model costs
+            from peft import PeftModel
+
+            model = PeftModel.from_pretrained(model, adapter.parent).merge_and_unload()
+        self.model = model.to(device=device, dtype=dtype).eval()
         self.device = device  # the device really used, whatever was requested
         self.lock = threading.Lock()
 
@@ -141,13 +146,14 @@ _models: dict[tuple, LoadedModel] = {}
 _models_lock = threading.Lock()
 
 
-def load(model: Path) -> LoadedModel:
-    """The model for (file, device, dtype), loaded on first use and reused afterwards."""
+def load(model: Path | Adapted) -> LoadedModel:
+    """The model for (file, adapter, device, dtype), loaded on first use and reused afterwards."""
+    path, adapter = (model.base, model.adapter) if isinstance(model, Adapted) else (model, None)
     device, dtype = _device_and_dtype(requested_device())
-    key = (str(Path(model).resolve()), device, str(dtype))
+    key = (Path(path).resolve(), adapter and Path(adapter).resolve(), device, str(dtype))
     with _models_lock:
         if key not in _models:
-            _models[key] = LoadedModel(weights_folder(Path(key[0])), device, dtype)
+            _models[key] = LoadedModel(weights_folder(key[0]), key[1], device, dtype)
         return _models[key]
 
 
@@ -182,6 +188,7 @@ def until_stop(pieces: Iterable[str], stop: tuple[str, ...]) -> Iterator[str]:
 class TransformersBackend(Backend):
     name = "transformers"
     description = "full-precision models with Hugging Face transformers (GGUF files dequantized once)"
+    adapter_role = "adapter-peft"  # the adapter's safetensors file; adapter_config.json lies beside it
 
     def status(self) -> BackendStatus:
         missing = [name for name in REQUIRED if importlib.util.find_spec(name) is None]

@@ -1,0 +1,54 @@
+"""Answer scoring: SQuAD-style exact match and F1, multiple-choice parsing, PopQA's alias match."""
+
+from __future__ import annotations
+
+import re
+import string
+from collections import Counter
+
+ARTICLES = re.compile(r"\b(a|an|the)\b")
+
+
+def normalize(text: str) -> str:
+    """SQuAD's normalisation: lower case, no punctuation, no articles, single spaces."""
+    text = "".join(ch for ch in text.lower() if ch not in string.punctuation)
+    return " ".join(ARTICLES.sub(" ", text).split())
+
+
+def exact_match(prediction: str, answers: list[str]) -> float:
+    return float(any(normalize(prediction) == normalize(answer) for answer in answers))
+
+
+def f1(prediction: str, answers: list[str]) -> float:
+    """The best token-overlap F1 against any gold answer."""
+    predicted = normalize(prediction).split()
+    best = 0.0
+    for answer in answers:
+        gold = normalize(answer).split()
+        common = sum((Counter(predicted) & Counter(gold)).values())
+        if common:
+            precision, recall = common / len(predicted), common / len(gold)
+            best = max(best, 2 * precision * recall / (precision + recall))
+    return best
+
+
+def contains_answer(prediction: str, answers: list[str]) -> float:
+    """PopQA's accuracy: some gold alias occurs in the prediction (case-insensitively)."""
+    lowered = prediction.lower()
+    return float(any(answer.lower() in lowered for answer in answers if answer))
+
+
+def choose_option(prediction: str, options: dict[str, str]) -> str | None:
+    """The option a free-text prediction picks: a leading label ("B", "B.", "(B)"), else the option whose
+    name it contains (longest first), else the option with the best token F1, else None."""
+    text = prediction.strip()
+    label = re.match(r"^\(?([A-Z])\)?(?:[.):\s]|$)", text)
+    if label and label[1] in options:
+        return label[1]
+    lowered = normalize(text)
+    for key, name in sorted(options.items(), key=lambda item: -len(item[1])):
+        if normalize(name) and normalize(name) in lowered:
+            return key
+    scores = {key: f1(text, [name]) for key, name in options.items()}
+    best = max(scores, key=scores.get, default=None)
+    return best if best is not None and scores[best] > 0 else None
