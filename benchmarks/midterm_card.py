@@ -55,6 +55,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--backend", default="llama-cpp")
+    parser.add_argument("--base-limit", type=int, default=100, help="questions for the base model without adapter")
     args = parser.parse_args()
     items = json.loads((SHARED_DATA / "midtermqa" / "openbook.json").read_text())["testset"][: args.limit]
     losers = {race["winner"]: race["loser"] for race in races()}
@@ -63,7 +64,8 @@ def main() -> None:
     lm_card = registry.card("midterm2022").with_backend(backend)
     cards = {"midterm2022 (LM card, LoRA)": lm_card, "midterm2022-news (retrieval card)": registry.card("midterm2022-news"),
              "SmolLM2-135M without the adapter": base_model_card(lm_card)}
-    results = {name: measure(card, items, losers) for name, card in cards.items()}
+    results = {name: measure(card, items[: args.base_limit] if "without" in name else items, losers)
+               for name, card in cards.items()}
     rows = "\n".join(f"| {name} | {r['name_the_winner']:.1%} | {r['questions_with_a_right_document']:.1%} | "
                      f"{r['name_the_loser_instead']:.1%} | {r['seconds_per_question']} |" for name, r in results.items())
     training = lm_card.manifest  # the recipe is in the card's manifest
@@ -71,7 +73,8 @@ def main() -> None:
 
 MidtermQA open book, {len(items)} questions ("Who won the R in the 2022 U.S. midterm elections?"),
 each card's own defaults (3 documents per question, temperature 0.1, seed 0), backend {args.backend}.
-A document counts as right when it contains the winner's full name.
+A document counts as right when it contains the winner's full name. The base model without the
+adapter is measured on the first {min(args.base_limit, len(items))} questions only (it knows none of these races).
 
 | card | documents naming the winner | questions with ≥ 1 such document | documents naming the loser, not the winner | s / question |
 |---|---|---|---|---|

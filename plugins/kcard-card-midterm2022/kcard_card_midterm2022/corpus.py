@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import re
 from functools import lru_cache
-from pathlib import Path
 
 from kcard_core.errors import KcardError
 from kcard_core.evaluation.datasets import default_data_dir, parse_options

@@ -1,0 +1,222 @@
+"""Knowledge lift on MidtermQA: every method on the same questions, the paper's Table 3 layout, plots.
+
+Runs `kcard eval`'s loop in one process (models load once) for each data set × method, on the first
+--limit questions, with every first-party card installed (so selection is not trivial). Writes
+benchmarks/results/knowledge-lift.{json,md} and PNGs; the per-question predictions with their
+traces go to --work (not committed).
+
+    python benchmarks/knowledge_lift.py --limit 30 [--methods vanilla,bottom-up,...] [--decide calibrated]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from common import HERE, write_result
+
+from kcard_core.chains import build_chain
+from kcard_core.evaluation.datasets import load_dataset
+from kcard_core.evaluation.run import METHODS, chain_examples, evaluate
+from kcard_core.plugins import get_registry
+
+DATASETS = ("midterm-openbook", "midterm-2way", "midterm-4way")
+RESULTS = HERE / "results"
+
+
+def run(datasets, methods, limit: int, work: Path, decide: str) -> dict:
+    results = {}
+    for name in datasets:
+        dataset = load_dataset(name)
+        for method in methods:
+            cards = None
+            if method == "retrieval":
+                cards = [n for n, c in get_registry().cards.items() if c.manifest.type == "retrieval"]
+            mode = "bottom-up" if method == "retrieval" else method
+            chain = build_chain(mode, cards=cards, decide=decide, examples=chain_examples(dataset, method))
+            config = {"mode": mode, "decide": decide, "cards": [c.name for c in getattr(chain, "cards", [])]}
+            results[(name, method)] = evaluate(dataset, chain, method, limit=limit, out_dir=work / name / method,
+                                               config=config)
+            print(name, method, results[(name, method)]["metrics"], flush=True)
+    return results
+
+
+ABLATIONS = {  # bottom-up variants on open book: name -> build_chain options
+    "all selectors, n1=3": {},
+    "without relevance": {"selectors": ("pruning", "factuality")},
+    "without pruning": {"selectors": ("relevance", "factuality")},
+    "without factuality": {"selectors": ("relevance", "pruning")},
+    "n1=1": {"n1": 1},
+    "n1=5": {"n1": 5},
+    "n2=3, n3=1": {"n2": 3, "n3": 1},
+}
+
+
+def ablations(limit: int, work: Path) -> dict[str, dict]:
+    """Bottom-up on the open-book subset with one selector switched off, or other n1 / n2 / n3."""
+    dataset = load_dataset("midterm-openbook")
+    results = {}
+    for name, options in ABLATIONS.items():
+        chain = build_chain("bottom-up", **options)
+        folder = work / "ablations" / re.sub(r"\W+", "-", name)
+        result = evaluate(dataset, chain, "bottom-up", limit=limit, out_dir=folder, config=options)
+        results[name] = {**{k: result["metrics"][k] for k in ("em", "f1")},
+                         "seconds_per_question": result["seconds"]["per_question"]}
+        print(name, results[name], flush=True)
+    return results
+
+
+def table(results: dict, methods) -> str:
+    """Rows: methods; columns: open-book EM / F1, 2-way and 4-way accuracy, each with s/question."""
+    def cell(dataset, method, key):
+        result = results.get((dataset, method))
+        if not result:
+            return "–"
+        return f"{result['metrics'][key]:.1f} ({result['seconds']['per_question']:.1f} s)"
+
+    rows = ["| method | open-book EM | open-book F1 | 2-way acc. | 4-way acc. |", "|---|---|---|---|---|"]
+    for method in methods:
+        rows.append(f"| {method} | {cell('midterm-openbook', method, 'em')} | {cell('midterm-openbook', method, 'f1')} "
+                    f"| {cell('midterm-2way', method, 'accuracy')} | {cell('midterm-4way', method, 'accuracy')} |")
+    return "\n".join(rows)
+
+
+def predictions(work: Path, dataset: str, method: str) -> list[dict]:
+    path = work / dataset / method / "predictions.jsonl"
+    return [json.loads(line) for line in path.open()] if path.exists() else []
+
+
+def correct(row: dict) -> bool:
+    scores = row["scores"]
+    return bool(scores.get("em", scores.get("accuracy", 0.0)))
+
+
+def top_down_analysis(work: Path, datasets) -> dict:
+    """Per top-down mode: yes/no × correct/incorrect, and which cards were chosen."""
+    analysis = {}
+    for method in ("top-down-auto", "top-down-exp"):
+        confusion, chosen = Counter(), Counter()
+        for dataset in datasets:
+            for row in predictions(work, dataset, method):
+                asked = bool(row["trace"]["cards"])
+                confusion[("yes" if asked else "no", "correct" if correct(row) else "incorrect")] += 1
+                chosen.update(card["card"] for card in row["trace"]["cards"])
+        if confusion:
+            analysis[method] = {"confusion": {f"{a}/{c}": n for (a, c), n in sorted(confusion.items())},
+                                "cards": dict(chosen.most_common())}
+    return analysis
+
+
+def factuality_scores(work: Path, datasets) -> dict[str, list[float]]:
+    """Every bottom-up document's factuality score, by card."""
+    scores = defaultdict(list)
+    for dataset in datasets:
+        for row in predictions(work, dataset, "bottom-up"):
+            for doc in row["trace"]["documents"]:
+                stage = doc.get("stages", {}).get("factuality")
+                if stage and stage.get("score") is not None:
+                    scores[doc["card"]].append(stage["score"])
+    return dict(scores)
+
+
+def by_state(work: Path, method: str) -> dict[str, dict]:
+    """Open-book EM of ``method`` with races grouped by state (the "incumbent lost" slice is not in the data)."""
+    groups = defaultdict(list)
+    for row in predictions(work, "midterm-openbook", method):
+        match = re.search(r" of ([A-Z][A-Za-z ]+?) in the 2022", row["question"])
+        groups[match[1] if match else "?"].append(correct(row))
+    return {state: {"count": len(v), "em": round(100 * sum(v) / len(v), 1)} for state, v in sorted(groups.items())}
+
+
+def plots(analysis: dict, factuality: dict, out: Path) -> list[str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written = []
+    if analysis:
+        fig, axes = plt.subplots(1, 2 * len(analysis), figsize=(6 * len(analysis), 3.2))
+        for index, (method, data) in enumerate(analysis.items()):
+            ax = axes[2 * index]
+            grid = [[data["confusion"].get(f"{a}/{c}", 0) for c in ("correct", "incorrect")] for a in ("yes", "no")]
+            ax.imshow(grid, cmap="Blues")
+            for i in range(2):
+                for j in range(2):
+                    ax.text(j, i, grid[i][j], ha="center", va="center")
+            ax.set(xticks=[0, 1], xticklabels=["correct", "incorrect"], yticks=[0, 1],
+                   yticklabels=["asked a card", "answered alone"], title=method)
+            ax = axes[2 * index + 1]
+            ax.barh(list(data["cards"]), list(data["cards"].values()))
+            ax.set(title=f"{method}: cards chosen", xlabel="times")
+        fig.tight_layout()
+        fig.savefig(out / "knowledge-lift-top-down.png", dpi=110)
+        written.append("knowledge-lift-top-down.png")
+    if factuality:
+        fig, ax = plt.subplots(figsize=(7, 3.2))
+        ax.boxplot(list(factuality.values()), tick_labels=list(factuality), vert=False)
+        ax.set(title="bottom-up: factuality score of each card's documents", xlabel="score")
+        fig.tight_layout()
+        fig.savefig(out / "knowledge-lift-factuality.png", dpi=110)
+        written.append("knowledge-lift-factuality.png")
+    plt.close("all")
+    return written
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--limit", type=int, default=30)
+    parser.add_argument("--methods", default=",".join(METHODS))
+    parser.add_argument("--datasets", default=",".join(DATASETS))
+    parser.add_argument("--decide", default="calibrated", choices=["reply", "calibrated"])
+    parser.add_argument("--work", type=Path, default=HERE / "work" / "knowledge-lift")
+    parser.add_argument("--ablations", type=int, default=0, help="questions for the selector / n ablations (0: skip)")
+    args = parser.parse_args()
+    methods, datasets = args.methods.split(","), args.datasets.split(",")
+    results = run(datasets, methods, args.limit, args.work, args.decide)
+    analysis = top_down_analysis(args.work, datasets)
+    factuality = factuality_scores(args.work, datasets)
+    states = by_state(args.work, "bottom-up")
+    images = plots(analysis, factuality, RESULTS)
+    ablated = ablations(args.ablations, args.work) if args.ablations else {}
+    ablation_rows = "\n".join(f"| {name} | {r['em']:.1f} | {r['f1']:.1f} | {r['seconds_per_question']} |"
+                               for name, r in ablated.items())
+    cards = {name: card.manifest.description for name, card in get_registry().cards.items()}
+    report = f"""# Knowledge lift on MidtermQA
+
+The first {args.limit} questions of each MidtermQA setting; base LLM SmolLM2-135M-Instruct (Q4_1,
+llama.cpp, greedy); every first-party card installed ({', '.join(cards)}); top-down decides with
+`--decide {args.decide}`. Cells: score (wall seconds per question, 2 CPU cores). vanilla uses the
+data set's 5 demos; the knowledge methods use kcard's own 3 demos, which show knowledge in use.
+retrieval = bottom-up over the retrieval cards only; genread = the base LLM writes its own document.
+
+{table(results, methods)}
+
+Top-down (yes = the base LLM asked for a card):
+
+{chr(10).join(f"- {m}: {d['confusion']}; cards chosen {d['cards']}" for m, d in analysis.items()) or "- not run"}
+
+{chr(10).join(f"![{image}]({image})" for image in images)}
+
+Bottom-up ablations (open book, first {args.ablations} questions):
+
+| variant | EM | F1 | s / question |
+|---|---|---|---|
+{ablation_rows or "| not run | | | |"}
+
+Reproduce: `python benchmarks/knowledge_lift.py --limit {args.limit} --methods {args.methods} --decide {args.decide} --ablations {args.ablations}`
+"""
+    write_result("knowledge-lift", {
+        "limit": args.limit, "decide": args.decide, "cards": cards,
+        "results": [{"dataset": d, "method": m, "metrics": r["metrics"], "seconds": r["seconds"]}
+                    for (d, m), r in results.items()],
+        "top_down": analysis, "bottom_up_by_state": states, "ablations": ablated,
+        "factuality": {card: {"count": len(v), "mean": round(sum(v) / len(v), 3)} for card, v in factuality.items()},
+    }, report)
+
+
+if __name__ == "__main__":
+    main()
