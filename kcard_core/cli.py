@@ -230,7 +230,7 @@ def new_card(name: str, description: str | None, model_path: str | None, trained
     from kcard_core.scaffold import render_card
 
     if model_path and trained:
-        raise click.UsageError("give --model or --from, not both")
+        raise KcardError("give --model or --from, not both")
     folder = render_card(name, description=description, model=model_path, chat=chat, trained=trained,
                          output_dir=output_dir, no_input=no_input)
     click.echo(f"created {folder}; next: pip install -e {folder} && kcard cards list")

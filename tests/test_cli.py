@@ -46,6 +46,10 @@ def test_cards_list_json_describes_each_card():
     (["ask", "Who?", "--card", "nope"], "Error: unknown card 'nope'; installed cards: "),
     (["ask", "Who?", "--model", "/nowhere/model.gguf"], "Error: model file /nowhere/model.gguf is missing"),
     (["cards", "show", "nope"], "Error: unknown card 'nope'"),
+    (["eval", "squad"], "Error: unknown data set 'squad'"),
+    (["eval", "popqa", "--data", "/"], "Error: popqa is not at /popqa/dev.jsonl"),
+    (["eval", "midterm-2way", "--mode", "retrieval", "--card", "general"], "Error: the retrieval method needs"),
+    (["new", "card", "x", "--model", __file__, "--from", "/"], "Error: give --model or --from, not both"),
 ])
 def test_bad_input_gets_one_line_and_a_nonzero_exit(args, message):
     result = run(*args)
