@@ -68,9 +68,13 @@ def cli(verbose: bool) -> None:
               help="Top-down: read Yes/No from the reply, or from P(yes) calibrated against a content-free question.")
 @click.option("--seed", default=0, show_default=True, help="Sampling seed (repeatable runs).")
 @click.option("--no-cache", "cache", flag_value=False, default=True, help="Generate again instead of reusing cached documents.")
+@click.option("--gate", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Thresholds from `kcard calibrate`: consult cards only when the subject is unpopular.")
+@click.option("--popularity", "popularity_name", default=None, help="The popularity table for --gate [default: the first installed].")
 @click.option("--json", "as_json", is_flag=True, help="Print the answer and its trace as JSON.")
 @click.option("--trace", "show_trace", is_flag=True, help="Print how the answer was made.")
-def ask(question: str, selector_names: str, as_json: bool, show_trace: bool, **options: Any) -> None:
+def ask(question: str, selector_names: str, gate: str | None, popularity_name: str | None, as_json: bool,
+        show_trace: bool, **options: Any) -> None:
     """Answer QUESTION with knowledge from the installed cards."""
     from kcard_core.chains import build_chain
 
@@ -79,6 +83,8 @@ def ask(question: str, selector_names: str, as_json: bool, show_trace: bool, **o
     chain = build_chain(**{**options, "cards": list(options["cards"]) or None,
                            "selectors": tuple(name.strip() for name in selector_names.split(",") if name.strip())})
     click.echo(f"kcard: {chain.mode} with {', '.join(c.name for c in chain.cards)}…", err=True)
+    if gate:
+        chain = gated(chain, gate, popularity_name, options)
     if as_json:
         result = chain.invoke(question)
         emit_json({"question": result["question"], "answer": result["answer"], "trace": result["trace"].to_dict()})
@@ -145,6 +151,64 @@ def eval_command(dataset: str, methods: tuple[str, ...], cards: tuple[str, ...],
             click.echo(f"{loaded.name} · {method}: {metrics}  ({result['seconds']['per_question']} s/question)")
     if as_json:
         emit_json(results)
+
+
+@cli.command()
+@click.argument("dataset")
+@click.option("--with", "with_method", default="bottom-up", show_default=True, help="The method that consults cards.")
+@click.option("--without", "without_method", default="vanilla", show_default=True, help="The method that does not.")
+@click.option("--runs", type=click.Path(exists=True, file_okay=False), default="kcard-eval", show_default=True,
+              help="Where `kcard eval --out` wrote both methods' predictions.")
+@click.option("--splits", default=100, show_default=True, help="Random 75/25 dev/test splits to average over.")
+@click.option("--out", "out_file", type=click.Path(dir_okay=False), default="thresholds.json", show_default=True)
+def calibrate(dataset: str, with_method: str, without_method: str, runs: str, splits: int, out_file: str) -> None:
+    """Fit popularity thresholds per relation: consult cards only below them (Mallen et al., 2023).
+
+    Reads the predictions of `kcard eval DATASET --mode WITH --mode WITHOUT --out RUNS` (PopQA carries
+    each subject's popularity) and reports never / always / gated accuracy on held-out splits.
+    """
+    from pathlib import Path
+
+    from kcard_core.popularity import calibrate as fit_thresholds
+
+    def load(method: str) -> dict[str, dict]:
+        path = Path(runs) / dataset / method / "predictions.jsonl"
+        if not path.is_file():
+            raise KcardError(f"no predictions at {path}: run kcard eval {dataset} --mode {method} --out {runs}")
+        return {row["id"]: row for row in map(json.loads, path.open())}
+
+    with_rows, without_rows = load(with_method), load(without_method)
+    rows = [{"relation": row["meta"].get("relation"), "views": row["meta"]["s_pop"],
+             "with": row["scores"]["accuracy"], "without": without_rows[key]["scores"]["accuracy"]}
+            for key, row in with_rows.items() if key in without_rows and "s_pop" in row["meta"]]
+    if len(rows) < 8:
+        raise KcardError(f"{len(rows)} questions with a popularity in both runs: at least 8 are needed")
+    result = {"dataset": dataset, "with": with_method, "without": without_method, **fit_thresholds(rows, splits)}
+    Path(out_file).write_text(json.dumps(result, indent=2) + "\n")
+    held_out = result["held_out"]
+    click.echo(f"held-out accuracy over {splits} splits: never {held_out['never']}, always {held_out['always']}, "
+               f"gated {held_out['gated']} (cards for {held_out['gated_card_share']}% of questions); "
+               f"thresholds written to {out_file}")
+
+
+def gated(chain, thresholds_file: str, popularity_name: str | None, options: dict):
+    """``chain`` behind a popularity gate; popular subjects are answered by the base LLM alone."""
+    from pathlib import Path
+
+    from kcard_core.chains import build_chain
+    from kcard_core.chains.gate import PopularityGate
+
+    tables = get_registry().popularity
+    if not tables:
+        raise KcardError("--gate needs a popularity table: pip install kcard-popularity-popqa, or register your own")
+    name = popularity_name or next(iter(tables))
+    if name not in tables:
+        raise KcardError(f"unknown popularity table {name!r}; installed: {', '.join(tables)}")
+    thresholds = json.loads(Path(thresholds_file).read_text()).get("thresholds")
+    if not isinstance(thresholds, dict):
+        raise KcardError(f"{thresholds_file} holds no thresholds: write it with kcard calibrate")
+    alone = build_chain(**{**options, "mode": "vanilla", "cards": None})
+    return PopularityGate(chain, alone, tables[name], thresholds)
 
 
 def format_trace(trace: dict) -> str:

@@ -27,5 +27,11 @@ def register_evidence(register):
 
 
 @hookspec
+def register_popularity(register):
+    """Call ``register(name, lookup)``: ``lookup(question)`` returns a
+    :class:`kcard_core.popularity.Popularity` (the question's subject and its monthly page views) or None."""
+
+
+@hookspec
 def register_commands(cli):
     """Add click commands or groups to the ``kcard`` command-line group ``cli``."""
