@@ -66,6 +66,7 @@ def cli(verbose: bool) -> None:
 @click.option("--max-iterations", default=1, show_default=True, help="Top-down: rounds of asking for knowledge.")
 @click.option("--decide", type=click.Choice(["reply", "calibrated"]), default="reply", show_default=True,
               help="Top-down: read Yes/No from the reply, or from P(yes) calibrated against a content-free question.")
+@click.option("--ensemble", is_flag=True, help="Top-down: ask three wordings of the yes/no question; follow the majority.")
 @click.option("--seed", default=0, show_default=True, help="Sampling seed (repeatable runs).")
 @click.option("--no-cache", "cache", flag_value=False, default=True, help="Generate again instead of reusing cached documents.")
 @click.option("--gate", type=click.Path(exists=True, dir_okay=False), default=None,

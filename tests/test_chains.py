@@ -163,3 +163,14 @@ def test_genread_uses_the_document_the_base_llm_wrote():
     assert result["answer"] == "Canberra"
     assert result["trace"].documents["genread#1"]["text"] == "Canberra is the capital of Australia. It was chosen in 1908."
     assert result["trace"].prompt.startswith("Knowledge: Canberra is the capital of Australia. It was chosen in 1908.")
+
+
+def test_yes_no_ensemble_follows_the_majority_of_three_templates(cards):
+    llm = FakeListLLM(responses=["Yes", "No", "Yes.", "elections", "Warnock"])
+    trace = TopDown(llm, cards[:2], ByLength(name="factuality"), ensemble=True, n1=1, examples=[]).invoke("Who won?")["trace"]
+    asked = [turn["question"] for turn in trace.turns[:3]]
+    assert asked == ["Do you need more information? (Yes or No)", "Is more information needed here? (Yes or No)",
+                     "Would you like additional information? (Yes or No)"]
+    vote = trace.turns[3]
+    assert vote["needs_more"] is True and vote["unanimous"] is False
+    assert trace.cards[0]["card"] == "politics" and trace.answer == "Warnock"

@@ -24,7 +24,7 @@ __all__ = ["BASELINES", "MODES", "BottomUp", "GenRead", "KnowledgeChain", "TopDo
 
 def build_chain(mode: str | None = None, *, cards: list[str] | None = None, model: str | None = None,
                 backend: str | None = None, n1: int = 3, n2: int = 5, n3: int = 3, seed: int | None = 0,
-                max_iterations: int = 1, decide: str = "reply", selectors: tuple[str, ...] = SELECTOR_ORDER,
+                max_iterations: int = 1, decide: str = "reply", ensemble: bool = False, selectors: tuple[str, ...] = SELECTOR_ORDER,
                 prune: str = "extractive", judge: str = "embedding", cache: bool = True,
                 examples: list[dict] | None = None, settings: dict[str, Any] | None = None,
                 registry: Registry | None = None) -> KnowledgeChain:
@@ -34,7 +34,8 @@ def build_chain(mode: str | None = None, *, cards: list[str] | None = None, mode
     ``model`` and ``backend`` at the top level, ``[backends.NAME]`` for a backend (an endpoint, a
     device) and ``[cards.NAME]`` for one card (its ``backend`` and that backend's settings).
     ``decide`` (top-down): "reply" reads Yes/No from the base LLM's reply; "calibrated" compares
-    P(yes) with its value for a content-free question (see TopDown). ``prune``: "extractive" or
+    P(yes) with its value for a content-free question (see TopDown); ``ensemble``: ask the paper's
+    three yes/no templates and follow the majority. ``prune``: "extractive" or
     "llm" (the base LLM summarises). ``judge`` (factuality): "embedding", "llm" or "both".
     ``cache``: reuse seeded card generations from the on-disk cache. ``examples``: in-context
     examples in the chain's format (default: its own). ``mode`` may also be a baseline: "vanilla"
@@ -47,6 +48,9 @@ def build_chain(mode: str | None = None, *, cards: list[str] | None = None, mode
     if decide not in ("reply", "calibrated"):
         raise KcardError(f"unknown decide {decide!r}; choose reply or calibrated")
     registry = registry or get_registry()
+    chosen = [registry.card(name) for name in cards] if cards else list(registry.cards.values())
+    if not chosen and mode not in BASELINES:
+        raise KcardError(NO_CARDS_MESSAGE)
     backend_settings = settings.get("backends", {})
     model_name, artifact = model_artifact(model or settings.get("model"))
     engine = registry.backend(backend or settings.get("backend"))
@@ -55,9 +59,6 @@ def build_chain(mode: str | None = None, *, cards: list[str] | None = None, mode
     common = dict(model_name=model_name, seed=seed, examples=examples)
     if mode in BASELINES:
         return (Vanilla if mode == "vanilla" else GenRead)(llm, **common)
-    chosen = [registry.card(name) for name in cards] if cards else list(registry.cards.values())
-    if not chosen:
-        raise KcardError(NO_CARDS_MESSAGE)
     generation_cache = GenerationCache() if cache else None
 
     def bind(card):  # per call > per card > default
@@ -79,4 +80,4 @@ def build_chain(mode: str | None = None, *, cards: list[str] | None = None, mode
     similarity = getattr(registry.selector("relevance"), "similarities", None) if "relevance" in registry.selectors else None
     calibrated = (lambda prompt: yes_probability(logprobs(prompt))) if decide == "calibrated" else None
     return TopDown(llm, chosen, factuality, explicit=mode == "top-down-exp", similarity=similarity,
-                   yes_probability=calibrated, max_iterations=max_iterations, **common)
+                   yes_probability=calibrated, ensemble=ensemble, max_iterations=max_iterations, **common)

@@ -13,8 +13,8 @@ from typing import Callable, Sequence
 from langchain_core.runnables import RunnableConfig
 
 from kcard_core.chains.base import KnowledgeChain
-from kcard_core.chains.prompts import (CHOOSE_SOURCE, NEED_MORE, TOP_DOWN_EXAMPLES, WHAT_KIND, one_line,
-                                       top_down_start)
+from kcard_core.chains.prompts import (CHOOSE_SOURCE, NEED_MORE, NEED_MORE_TEMPLATES, TOP_DOWN_EXAMPLES, WHAT_KIND,
+                                       one_line, top_down_start)
 from kcard_core.selectors import lexical_similarity
 from kcard_core.trace import Trace
 
@@ -47,11 +47,13 @@ class TopDown(KnowledgeChain):
     """``yes_probability`` (prompt -> P(yes)), when given, decides "do you need more information?" by
     contextual calibration (Zhao et al., 2021) instead of the reply's first word: yes when P(yes) is
     above its value for a content-free question ("N/A") after the same examples. Small base LLMs
-    answer "No" to nearly everything; calibration removes that prior.
+    answer "No" to nearly everything; calibration removes that prior. ``ensemble`` asks the paper's
+    three yes/no templates and follows the majority.
     """
 
     def __init__(self, llm, cards: list, factuality, *, explicit: bool = False, similarity: Similarity | None = None,
-                 yes_probability: Callable[[str], float] | None = None, n1: int = 3, max_iterations: int = 1,
+                 yes_probability: Callable[[str], float] | None = None, ensemble: bool = False, n1: int = 3,
+                 max_iterations: int = 1,
                  examples: list[dict] | None = None, model_name: str = "", seed: int | None = 0):
         super().__init__(llm, model_name, seed)
         self.cards = cards
@@ -63,7 +65,8 @@ class TopDown(KnowledgeChain):
         self.max_iterations = max_iterations
         self.examples = TOP_DOWN_EXAMPLES if examples is None else examples
         self.yes_probability = yes_probability
-        self._content_free: float | None = None
+        self.templates = NEED_MORE_TEMPLATES if ensemble else (NEED_MORE,)
+        self._content_free: dict[str, float] = {}
 
     @property
     def mode(self) -> str:
@@ -72,18 +75,14 @@ class TopDown(KnowledgeChain):
     def prepare(self, question: str, trace: Trace, config: RunnableConfig | None) -> str:
         prompt = top_down_start(question, self.examples, self.explicit)
         for iteration in range(1, self.max_iterations + 1):  # a real counter (the paper's forgets to count)
-            prompt += NEED_MORE
-            reply = self.ask(prompt, config)
-            need = parse_yes_no(reply)
-            turn = {"iteration": iteration, "question": NEED_MORE, "reply": reply, "needs_more": need}
-            trace.turns.append(turn)
-            if self.yes_probability is not None:
-                turn["p_yes"], turn["p_yes_content_free"] = self.yes_probability(prompt), self.content_free()
-                need = turn["needs_more"] = turn["p_yes"] > turn["p_yes_content_free"]
-            elif need is None:  # neither yes nor no: asking a card costs less than a wrong answer
-                turn["assumed"] = "yes"
-            prompt += " Yes\n" if need is not False else " No\n"
-            if need is False:
+            votes = [self.needs_more(prompt, template, iteration, trace, config) for template in self.templates]
+            need = sum(votes) * 2 > len(votes)  # the majority; an undecided reply voted yes already
+            if len(votes) > 1:
+                trace.turns.append({"iteration": iteration, "question": "majority of the yes/no templates",
+                                    "reply": "Yes" if need else "No", "needs_more": need,
+                                    "unanimous": len(set(votes)) == 1})
+            prompt += f"{NEED_MORE} {'Yes' if need else 'No'}\n"
+            if not need:
                 break
             card, why, prompt = self.choose_card(prompt, trace, config)
             trace.cards.append({"card": card.name, "why": why})
@@ -92,10 +91,26 @@ class TopDown(KnowledgeChain):
                 prompt += f"Knowledge: {one_line(knowledge)}\n"
         return prompt + "Answer:"
 
-    def content_free(self) -> float:
-        if self._content_free is None:
-            self._content_free = self.yes_probability(top_down_start("N/A", self.examples, self.explicit) + NEED_MORE)
-        return self._content_free
+    def needs_more(self, prompt: str, template: str, iteration: int, trace: Trace,
+                   config: RunnableConfig | None) -> bool:
+        """One template's vote, recorded in the trace: the reply's Yes/No, or calibrated P(yes)."""
+        reply = self.ask(prompt + template, config)
+        need = parse_yes_no(reply)
+        turn = {"iteration": iteration, "question": template, "reply": reply, "needs_more": need}
+        trace.turns.append(turn)
+        if self.yes_probability is not None:
+            turn["p_yes"] = self.yes_probability(prompt + template)
+            turn["p_yes_content_free"] = self.content_free(template)
+            need = turn["needs_more"] = turn["p_yes"] > turn["p_yes_content_free"]
+        elif need is None:  # neither yes nor no: asking a card costs less than a wrong answer
+            turn["assumed"] = "yes"
+        return need is not False
+
+    def content_free(self, template: str = NEED_MORE) -> float:
+        if template not in self._content_free:
+            start = top_down_start("N/A", self.examples, self.explicit)
+            self._content_free[template] = self.yes_probability(start + template)
+        return self._content_free[template]
 
     def choose_card(self, prompt: str, trace: Trace, config: RunnableConfig | None):
         names = list(self.by_name)
