@@ -67,6 +67,9 @@ def cli(verbose: bool) -> None:
 @click.option("--decide", type=click.Choice(["reply", "calibrated"]), default="reply", show_default=True,
               help="Top-down: read Yes/No from the reply, or from P(yes) calibrated against a content-free question.")
 @click.option("--ensemble", is_flag=True, help="Top-down: ask three wordings of the yes/no question; follow the majority.")
+@click.option("--revise", default=None, metavar="UTILITY",
+              help="Verify the answer against the knowledge (knowledge-f1 or self-critique) and revise it when it fails.")
+@click.option("--revise-rounds", default=2, show_default=True, help="With --revise: answers after the first, at most.")
 @click.option("--seed", default=0, show_default=True, help="Sampling seed (repeatable runs).")
 @click.option("--no-cache", "cache", flag_value=False, default=True, help="Generate again instead of reusing cached documents.")
 @click.option("--gate", type=click.Path(exists=True, dir_okay=False), default=None,
@@ -118,6 +121,7 @@ def ask(question: str, selector_names: str, gate: str | None, popularity_name: s
 @click.option("--n3", default=3, show_default=True)
 @click.option("--selectors", "selector_names", default="relevance,pruning,factuality", show_default=True)
 @click.option("--decide", type=click.Choice(["reply", "calibrated"]), default="reply", show_default=True)
+@click.option("--revise", default=None, metavar="UTILITY", help="Verify-and-revise every answer with this utility.")
 @click.option("--seed", default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 def eval_command(dataset: str, methods: tuple[str, ...], cards: tuple[str, ...], limit: int | None,
@@ -144,12 +148,13 @@ def eval_command(dataset: str, methods: tuple[str, ...], cards: tuple[str, ...],
         config = {**options, "mode": mode, "cards": chosen, "selectors": selectors_, "limit": limit}
         chain = build_chain(**config, examples=chain_examples(loaded, method))
         config["cards"] = [card.name for card in getattr(chain, "cards", [])]
-        result = evaluate(loaded, chain, method, limit=limit, out_dir=Path(out_dir) / loaded.name / method,
+        label = f"{method}+revise" if options["revise"] else method
+        result = evaluate(loaded, chain, label, limit=limit, out_dir=Path(out_dir) / loaded.name / label,
                           config=config, progress=not as_json)
         results.append(result)
         if not as_json:
             metrics = {k: v for k, v in result["metrics"].items() if not k.startswith("by_")}
-            click.echo(f"{loaded.name} · {method}: {metrics}  ({result['seconds']['per_question']} s/question)")
+            click.echo(f"{loaded.name} · {label}: {metrics}  ({result['seconds']['per_question']} s/question)")
     if as_json:
         emit_json(results)
 
@@ -228,6 +233,10 @@ def format_trace(trace: dict) -> str:
             stages = f"repeats {doc['duplicate_of']}"
         lines.append(f"  [{'used' if doc.get('used') else 'dropped'}] {doc['id']}: {stages}")
         lines.append(f"      {doc['text'][:160]}")
+    for candidate in trace.get("revisions", []):
+        verdict = f"→ revised: {candidate['feedback']}" if candidate["feedback"] else "→ accepted"
+        lines.append(f"  answer {candidate['round']}: {candidate['response']!r} {candidate['utility']} "
+                     f"{candidate['score']} {verdict}")
     lines.append("  prompt (last 400 characters): …" + trace["prompt"][-400:].replace("\n", "\n      "))
     lines.append("  seconds: " + ", ".join(f"{k} {v}" for k, v in trace["seconds"].items()))
     return "\n".join(lines)

@@ -33,5 +33,11 @@ def register_popularity(register):
 
 
 @hookspec
+def register_utilities(register):
+    """Call ``register(factory, name=...)``: ``factory(**options)`` returns a verify-and-revise utility
+    (``score(query, knowledge, response) -> (score, feedback)`` and a ``threshold``; see kcard_core.revise)."""
+
+
+@hookspec
 def register_commands(cli):
     """Add click commands or groups to the ``kcard`` command-line group ``cli``."""

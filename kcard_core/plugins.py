@@ -54,6 +54,7 @@ class Registry:
         self.backends: dict[str, Any] = {}
         self.evidence: dict[str, Callable[[], list[str]]] = {}
         self.popularity: dict[str, Callable[[str], Any]] = {}
+        self.utilities: dict[str, Callable[..., Any]] = {}  # besides kcard_core.revise.UTILITIES
         self.card_plugins: dict[str, str] = {}  # card name -> the plugin that registered it
         self.warnings: list[str] = []
 
@@ -102,6 +103,8 @@ class Registry:
                        lambda plugin: lambda factory, name=None: self._add_named(self.selectors, plugin, factory, name))
         self.call_hook("register_evidence",
                        lambda plugin: lambda name, load: self._add_named(self.evidence, plugin, load, name))
+        self.call_hook("register_utilities",
+                       lambda plugin: lambda factory, name=None: self._add_named(self.utilities, plugin, factory, name))
         self.call_hook("register_popularity",
                        lambda plugin: lambda name, lookup: self._add_named(self.popularity, plugin, lookup, name))
         self.call_hook("register_cards", lambda plugin: lambda card: self._add_card(plugin, card))

@@ -22,6 +22,7 @@ class Trace:
     prompt: str = ""
     seconds: dict[str, float] = field(default_factory=dict)  # wall time per stage
     errors: list[dict[str, str]] = field(default_factory=list)  # {"card", "error"}: the answer still comes
+    revisions: list[dict[str, Any]] = field(default_factory=list)  # verify-and-revise: each candidate answer
 
     @contextmanager
     def timer(self, stage: str) -> Iterator[None]:

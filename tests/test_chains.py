@@ -174,3 +174,33 @@ def test_yes_no_ensemble_follows_the_majority_of_three_templates(cards):
     vote = trace.turns[3]
     assert vote["needs_more"] is True and vote["unanimous"] is False
     assert trace.cards[0]["card"] == "politics" and trace.answer == "Warnock"
+
+
+def test_verify_and_revise_regenerates_with_feedback_and_keeps_the_best(cards):
+    from kcard_core.revise import INCONSISTENT, KnowledgeF1, VerifyAndRevise, revision_prompt
+
+    llm = FakeListLLM(responses=["Nobody", "Still nobody", "politics knows fact 0"])
+    chain = VerifyAndRevise(BottomUp(llm, cards[:2], [ByLength(keep=1)], n1=1, examples=[]), KnowledgeF1())
+    result = chain.invoke("Who won?")
+    revisions = result["trace"].revisions
+    assert [r["response"] for r in revisions] == ["Nobody", "Still nobody", "politics knows fact 0"]
+    assert revisions[0]["feedback"] == INCONSISTENT and revisions[-1]["feedback"] is None
+    assert result["answer"] == "politics knows fact 0" and chain.mode == "bottom-up+revise"
+    assert revision_prompt("K\nAnswer:", "Nobody", INCONSISTENT) == f"K\nAnswer: Nobody\nFeedback: {INCONSISTENT}\nAnswer:"
+
+
+def test_revision_stops_at_max_rounds_and_keeps_the_first_of_equals(cards):
+    from kcard_core.revise import KnowledgeF1, VerifyAndRevise
+
+    llm = FakeListLLM(responses=["Nobody", "Nope"])
+    result = VerifyAndRevise(BottomUp(llm, cards[:1], [], n1=1, examples=[]), KnowledgeF1(), max_rounds=1).invoke("Q?")
+    assert [r["response"] for r in result["trace"].revisions] == ["Nobody", "Nope"]
+    assert result["answer"] == "Nobody"
+
+
+def test_self_critique_scores_by_p_yes():
+    from kcard_core.revise import SelfCritique
+
+    critique = SelfCritique(logprobs=lambda prompt: {"Yes": -0.1, "No": -2.3})
+    score, feedback = critique.score("Who?", "Ann won.", "Ann")
+    assert score > 0.5 and "P(yes)" in feedback

@@ -24,10 +24,11 @@ __all__ = ["BASELINES", "MODES", "BottomUp", "GenRead", "KnowledgeChain", "TopDo
 
 def build_chain(mode: str | None = None, *, cards: list[str] | None = None, model: str | None = None,
                 backend: str | None = None, n1: int = 3, n2: int = 5, n3: int = 3, seed: int | None = 0,
-                max_iterations: int = 1, decide: str = "reply", ensemble: bool = False, selectors: tuple[str, ...] = SELECTOR_ORDER,
-                prune: str = "extractive", judge: str = "embedding", cache: bool = True,
-                examples: list[dict] | None = None, settings: dict[str, Any] | None = None,
-                registry: Registry | None = None) -> KnowledgeChain:
+                max_iterations: int = 1, decide: str = "reply", ensemble: bool = False,
+                selectors: tuple[str, ...] = SELECTOR_ORDER, prune: str = "extractive", judge: str = "embedding",
+                cache: bool = True,
+                examples: list[dict] | None = None, revise: str | None = None, revise_rounds: int = 2,
+                settings: dict[str, Any] | None = None, registry: Registry | None = None) -> KnowledgeChain:
     """A ready chain: the base LLM, the named (default: all) cards and the selectors, all from plugins.
 
     What the arguments leave out comes from ``settings`` (default: the user's config.toml): ``mode``,
@@ -35,11 +36,12 @@ def build_chain(mode: str | None = None, *, cards: list[str] | None = None, mode
     device) and ``[cards.NAME]`` for one card (its ``backend`` and that backend's settings).
     ``decide`` (top-down): "reply" reads Yes/No from the base LLM's reply; "calibrated" compares
     P(yes) with its value for a content-free question (see TopDown); ``ensemble``: ask the paper's
-    three yes/no templates and follow the majority. ``prune``: "extractive" or
-    "llm" (the base LLM summarises). ``judge`` (factuality): "embedding", "llm" or "both".
+    three yes/no templates and follow the majority. ``prune``: "extractive" or "llm" (the base LLM
+    summarises). ``judge`` (factuality): "embedding", "llm" or "both".
     ``cache``: reuse seeded card generations from the on-disk cache. ``examples``: in-context
     examples in the chain's format (default: its own). ``mode`` may also be a baseline: "vanilla"
-    or "genread" (no cards).
+    or "genread" (no cards). ``revise``: a utility name ("knowledge-f1", "self-critique" or a
+    plugin's) to verify the answer against the knowledge and revise it up to ``revise_rounds`` times.
     """
     settings = load_settings() if settings is None else settings
     mode = mode or settings.get("mode", "bottom-up")
@@ -56,9 +58,12 @@ def build_chain(mode: str | None = None, *, cards: list[str] | None = None, mode
     engine = registry.backend(backend or settings.get("backend"))
     model_ref = engine.locate(artifact, backend_settings.get(engine.name, {}))
     llm = engine.language_model(model_ref, Sampling(max_tokens=32, temperature=0.0, seed=seed))
+    # yes/no judgements (factuality, calibrated top-down, self-critique) use the base LLM: it is loaded already
+    logprobs = lambda prompt: engine.next_token_logprobs(model_ref, prompt)  # noqa: E731
     common = dict(model_name=model_name, seed=seed, examples=examples)
     if mode in BASELINES:
-        return (Vanilla if mode == "vanilla" else GenRead)(llm, **common)
+        chain = (Vanilla if mode == "vanilla" else GenRead)(llm, **common)
+        return with_revision(chain, revise, revise_rounds, logprobs, registry)
     generation_cache = GenerationCache() if cache else None
 
     def bind(card):  # per call > per card > default
@@ -67,17 +72,30 @@ def build_chain(mode: str | None = None, *, cards: list[str] | None = None, mode
         return card.with_backend(card_engine, {**backend_settings.get(card_engine.name, {}), **own}, generation_cache)
 
     chosen = [bind(card) for card in chosen]
-    # yes/no judgements (factuality, calibrated top-down) use the base LLM: it is loaded already
-    logprobs = lambda prompt: engine.next_token_logprobs(model_ref, prompt)  # noqa: E731
     options = {"relevance": {"top_n": n2}, "pruning": {"method": prune, "llm": llm},
                "factuality": {"top_n": n3, "seed": seed, "judge": judge, "logprobs": logprobs,
                               "evidence": registry.evidence}}
     common["n1"] = n1
     if mode == "bottom-up":
         stages = [registry.selector(name, **options.get(name, {})) for name in selectors]
-        return BottomUp(llm, chosen, stages, **common)
-    factuality = registry.selector("factuality", **options["factuality"])
-    similarity = getattr(registry.selector("relevance"), "similarities", None) if "relevance" in registry.selectors else None
-    calibrated = (lambda prompt: yes_probability(logprobs(prompt))) if decide == "calibrated" else None
-    return TopDown(llm, chosen, factuality, explicit=mode == "top-down-exp", similarity=similarity,
-                   yes_probability=calibrated, ensemble=ensemble, max_iterations=max_iterations, **common)
+        chain = BottomUp(llm, chosen, stages, **common)
+    else:
+        factuality = registry.selector("factuality", **options["factuality"])
+        relevance = registry.selector("relevance") if "relevance" in registry.selectors else None
+        calibrated = (lambda prompt: yes_probability(logprobs(prompt))) if decide == "calibrated" else None
+        chain = TopDown(llm, chosen, factuality, explicit=mode == "top-down-exp",
+                        similarity=getattr(relevance, "similarities", None), yes_probability=calibrated,
+                        ensemble=ensemble, max_iterations=max_iterations, **common)
+    return with_revision(chain, revise, revise_rounds, logprobs, registry)
+
+
+def with_revision(chain: KnowledgeChain, utility: str | None, rounds: int, logprobs, registry: Registry):
+    """``chain`` as is, or wrapped in verify-and-revise with the named utility."""
+    if not utility:
+        return chain
+    from kcard_core.revise import UTILITIES, VerifyAndRevise
+
+    factories = {**UTILITIES, **registry.utilities}
+    if utility not in factories:
+        raise KcardError(f"unknown utility {utility!r}; choose one of {', '.join(factories)}")
+    return VerifyAndRevise(chain, factories[utility](logprobs=logprobs), max_rounds=rounds)
