@@ -47,7 +47,8 @@ def cli(verbose: bool) -> None:
 
 @cli.command()
 @click.argument("question")
-@click.option("--mode", type=click.Choice(["bottom-up", "top-down-auto", "top-down-exp", "vanilla", "genread"]),
+@click.option("--mode", type=click.Choice(["bottom-up", "top-down-auto", "top-down-exp", "combined", "vanilla",
+                                          "genread"]),
               default=None, help="How knowledge reaches the base LLM (vanilla: none; genread: the base LLM "
                                  "writes its own) [default: bottom-up, or 'mode' in config.toml].")
 @click.option("--card", "cards", multiple=True, help="Use only this card (repeatable) [default: all].")

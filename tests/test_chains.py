@@ -204,3 +204,16 @@ def test_self_critique_scores_by_p_yes():
     critique = SelfCritique(logprobs=lambda prompt: {"Yes": -0.1, "No": -2.3})
     score, feedback = critique.score("Who?", "Ann won.", "Ann")
     assert score > 0.5 and "P(yes)" in feedback
+
+
+def test_combined_mode_runs_bottom_up_over_the_cards_matching_the_need(cards):
+    from kcard_core.chains import Combined
+
+    llm = FakeListLLM(responses=["Yes", "elections and senators", "Warnock"])
+    chain = Combined(llm, cards, ByLength(name="factuality"), selectors=[ByLength(keep=1)], pool_size=2, n1=2,
+                     examples=[])
+    result = chain.invoke("Who won in Georgia?")
+    trace = result["trace"]
+    assert [c["card"] for c in trace.cards][0] == "politics" and len(trace.cards) == 2
+    assert sum(doc["used"] for doc in trace.documents.values()) == 1  # the selectors kept one of the pool's
+    assert result["answer"] == "Warnock" and chain.mode == "combined"

@@ -9,17 +9,17 @@ from kcard_core.cache import GenerationCache
 from kcard_core.chains.base import KnowledgeChain
 from kcard_core.chains.baselines import GenRead, Vanilla
 from kcard_core.chains.bottom_up import BottomUp
-from kcard_core.chains.top_down import TopDown
+from kcard_core.chains.top_down import Combined, TopDown
 from kcard_core.config import load_settings
 from kcard_core.errors import KcardError
 from kcard_core.models import model_artifact
 from kcard_core.plugins import NO_CARDS_MESSAGE, Registry, get_registry
 
-MODES = ("bottom-up", "top-down-auto", "top-down-exp")
+MODES = ("bottom-up", "top-down-auto", "top-down-exp", "combined")
 BASELINES = ("vanilla", "genread")  # the base LLM alone; the base LLM writing its own knowledge
 SELECTOR_ORDER = ("relevance", "pruning", "factuality")
 
-__all__ = ["BASELINES", "MODES", "BottomUp", "GenRead", "KnowledgeChain", "TopDown", "Vanilla", "build_chain"]
+__all__ = ["BASELINES", "MODES", "BottomUp", "Combined", "GenRead", "KnowledgeChain", "TopDown", "Vanilla", "build_chain"]
 
 
 def build_chain(mode: str | None = None, *, cards: list[str] | None = None, model: str | None = None,
@@ -39,7 +39,8 @@ def build_chain(mode: str | None = None, *, cards: list[str] | None = None, mode
     three yes/no templates and follow the majority. ``prune``: "extractive" or "llm" (the base LLM
     summarises). ``judge`` (factuality): "embedding", "llm" or "both".
     ``cache``: reuse seeded card generations from the on-disk cache. ``examples``: in-context
-    examples in the chain's format (default: its own). ``mode`` may also be a baseline: "vanilla"
+    examples in the chain's format (default: its own). ``mode`` "combined": top-down whose chosen step
+    runs bottom-up over the best-matching cards. ``mode`` may also be a baseline: "vanilla"
     or "genread" (no cards). ``revise``: a utility name ("knowledge-f1", "self-critique" or a
     plugin's) to verify the answer against the knowledge and revise it up to ``revise_rounds`` times.
     """
@@ -76,16 +77,19 @@ def build_chain(mode: str | None = None, *, cards: list[str] | None = None, mode
                "factuality": {"top_n": n3, "seed": seed, "judge": judge, "logprobs": logprobs,
                               "evidence": registry.evidence}}
     common["n1"] = n1
+    stages = [registry.selector(name, **options.get(name, {})) for name in selectors]
     if mode == "bottom-up":
-        stages = [registry.selector(name, **options.get(name, {})) for name in selectors]
         chain = BottomUp(llm, chosen, stages, **common)
     else:
         factuality = registry.selector("factuality", **options["factuality"])
         relevance = registry.selector("relevance") if "relevance" in registry.selectors else None
         calibrated = (lambda prompt: yes_probability(logprobs(prompt))) if decide == "calibrated" else None
-        chain = TopDown(llm, chosen, factuality, explicit=mode == "top-down-exp",
-                        similarity=getattr(relevance, "similarities", None), yes_probability=calibrated,
+        top_down = dict(similarity=getattr(relevance, "similarities", None), yes_probability=calibrated,
                         ensemble=ensemble, max_iterations=max_iterations, **common)
+        if mode == "combined":
+            chain = Combined(llm, chosen, factuality, selectors=stages, **top_down)
+        else:
+            chain = TopDown(llm, chosen, factuality, explicit=mode == "top-down-exp", **top_down)
     return with_revision(chain, revise, revise_rounds, logprobs, registry)
 
 

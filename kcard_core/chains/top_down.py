@@ -15,7 +15,7 @@ from langchain_core.runnables import RunnableConfig
 from kcard_core.chains.base import KnowledgeChain
 from kcard_core.chains.prompts import (CHOOSE_SOURCE, NEED_MORE, NEED_MORE_TEMPLATES, TOP_DOWN_EXAMPLES, WHAT_KIND,
                                        one_line, top_down_start)
-from kcard_core.selectors import lexical_similarity
+from kcard_core.selectors import SelectorPipeline, lexical_similarity
 from kcard_core.trace import Trace
 
 Similarity = Callable[[str, Sequence[str]], list[float]]
@@ -84,9 +84,7 @@ class TopDown(KnowledgeChain):
             prompt += f"{NEED_MORE} {'Yes' if need else 'No'}\n"
             if not need:
                 break
-            card, why, prompt = self.choose_card(prompt, trace, config)
-            trace.cards.append({"card": card.name, "why": why})
-            knowledge = self.best_document(card, question, trace, config)
+            prompt, knowledge = self.knowledge_for(prompt, question, trace, config)
             if knowledge:
                 prompt += f"Knowledge: {one_line(knowledge)}\n"
         return prompt + "Answer:"
@@ -105,6 +103,12 @@ class TopDown(KnowledgeChain):
         elif need is None:  # neither yes nor no: asking a card costs less than a wrong answer
             turn["assumed"] = "yes"
         return need is not False
+
+    def knowledge_for(self, prompt: str, question: str, trace: Trace, config: RunnableConfig | None):
+        """(the prompt with the card choice, the knowledge): one card chosen, its most factual document."""
+        card, why, prompt = self.choose_card(prompt, trace, config)
+        trace.cards.append({"card": card.name, "why": why})
+        return prompt, self.best_document(card, question, trace, config)
 
     def content_free(self, template: str = NEED_MORE) -> float:
         if template not in self._content_free:
@@ -149,3 +153,33 @@ class TopDown(KnowledgeChain):
                         details={d.metadata["id"]: d.metadata.get(name, {}) for d in scored})
         trace.mark_used([best])
         return best.page_content
+
+
+class Combined(TopDown):
+    """Top-down meets bottom-up (the paper's future work): when the base LLM needs more, it states
+    what; the ``pool_size`` cards whose descriptions match best all write, and bottom-up's selectors
+    filter their documents before the knowledge is added."""
+
+    mode = "combined"
+
+    def __init__(self, llm, cards: list, factuality, *, selectors: list, pool_size: int = 2, **options):
+        super().__init__(llm, cards, factuality, **options)
+        self.pipeline = SelectorPipeline(selectors=selectors)
+        self.pool_size = pool_size
+
+    def knowledge_for(self, prompt: str, question: str, trace: Trace, config: RunnableConfig | None):
+        prompt += WHAT_KIND
+        need = self.ask(prompt, config)
+        names = list(self.by_name)
+        scores = self.similarity(need or "general knowledge", [self.by_name[n].description for n in names])
+        pool = sorted(names, key=lambda n: -scores[names.index(n)])[: self.pool_size]
+        trace.turns.append({"question": WHAT_KIND, "reply": need, "cards": pool})
+        trace.cards += [{"card": name, "why": f"one of the {len(pool)} descriptions closest to {need!r}"}
+                        for name in pool]
+        with trace.timer("cards"):
+            documents = self.run_cards([self.by_name[n] for n in pool], question, self.n1, trace, config)
+        kept, stages = self.pipeline.run(documents, question)
+        for stage in stages:
+            trace.add_stage(stage.selector, stage.scores, stage.kept, stage.texts, stage.details)
+        trace.mark_used(kept)
+        return prompt + f" {one_line(need)}\n", " ".join(doc.page_content for doc in kept)

@@ -16,7 +16,7 @@ from kcard_core.evaluation.datasets import Dataset, Example
 from kcard_core.evaluation.metrics import choose_option, contains_answer, exact_match, f1, normalize
 
 # "retrieval": bottom-up over the retrieval cards only (BM25 passages instead of written documents)
-METHODS = ("vanilla", "genread", "retrieval", "bottom-up", "top-down-auto", "top-down-exp")
+METHODS = ("vanilla", "genread", "retrieval", "bottom-up", "top-down-auto", "top-down-exp", "combined")
 
 
 def score(dataset: Dataset, example: Example, prediction: str) -> dict[str, Any]:
