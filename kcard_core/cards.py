@@ -38,8 +38,8 @@ class CardManifest:
     prompt: str = "{query}"  # the card's prompt; {query} is the question
     chat: bool = False  # send the prompt through the model's chat template (instruct models)
     generation: GenerationDefaults = GenerationDefaults()
-    type: str = "lm"  # "lm": a language model writes; "retrieval": BM25 over a corpus
-    corpus: str | None = None  # retrieval: "module:function" returning passages (or a "corpus" artifact)
+    type: str = "lm"  # "lm": a language model writes; "retrieval": BM25 over a corpus; "kg": a knowledge graph
+    corpus: str | None = None  # retrieval / kg: "module:function" returning passages / triples
 
     REQUIRED = ("name", "description", "version", "license")
 
@@ -97,7 +97,11 @@ class Card:
     def from_manifest(path: str | Path) -> "Card":
         """The card a manifest file describes (an LM card or a retrieval card, by its ``type``)."""
         manifest = CardManifest.from_file(path)
-        return CARD_TYPES[manifest.type](manifest)
+        kind = CARD_TYPES[manifest.type]
+        if isinstance(kind, str):  # imported on use
+            module, _, name = kind.partition(":")
+            kind = getattr(importlib.import_module(module), name)
+        return kind(manifest)
 
     def runs_on(self) -> str | None:
         """What writes this card's documents (shown in their metadata)."""
@@ -227,4 +231,4 @@ class RetrievalCard(Card):
         return [" ".join(part.split()) for part in path.read_text().split("\n\n") if part.strip()]
 
 
-CARD_TYPES = {"lm": Card, "retrieval": RetrievalCard}
+CARD_TYPES: dict[str, type[Card] | str] = {"lm": Card, "retrieval": RetrievalCard, "kg": "kcard_core.kg:KGCard"}

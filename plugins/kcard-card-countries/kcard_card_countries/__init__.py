@@ -41,9 +41,31 @@ def country_facts() -> list[str]:
     return passages
 
 
+def country_triples() -> list[tuple[str, str, str]]:
+    """(country, relation, value) for capitals, regions, borders, languages and demonyms: the
+    knowledge graph of the `countries-kg` card."""
+    from countryinfo import all_countries
+
+    countries = all_countries()
+    names = {(_get(c, "iso") or {}).get("alpha3"): (_get(c, "name") or "").title() for c in countries}
+    triples = []
+    for country in countries:
+        name = (_get(country, "name") or "").title()
+        if not name:
+            continue
+        for relation, attribute in (("has_capital", "capital"), ("is_in", "subregion"),
+                                    ("is_in_region", "region"), ("has_demonym", "demonym")):
+            value = _get(country, attribute)
+            if isinstance(value, str) and value.strip():  # a few territories hold lists or nothing
+                triples.append((name, relation, value.strip()))
+        triples += [(name, "borders", names[code]) for code in _get(country, "borders") or [] if names.get(code)]
+    return triples
+
+
 @hookimpl
 def register_cards(register):
     register(Card.from_manifest(Path(__file__).with_name("card.toml")))
+    register(Card.from_manifest(Path(__file__).with_name("kg.toml")))
 
 
 @hookimpl
