@@ -35,8 +35,10 @@ def run(datasets, methods, limit: int, work: Path, decide: str) -> dict:
             cards = None
             if method == "retrieval":
                 cards = [n for n, c in get_registry().cards.items() if c.manifest.type == "retrieval"]
-            mode = "bottom-up" if method == "retrieval" else method
-            chain = build_chain(mode, cards=cards, decide=decide, examples=chain_examples(dataset, method))
+            mode = "bottom-up" if method == "retrieval" else method.removesuffix("+revise")
+            revise = "knowledge-f1" if method.endswith("+revise") else None
+            chain = build_chain(mode, cards=cards, decide=decide, revise=revise,
+                                examples=chain_examples(dataset, method))
             config = {"mode": mode, "decide": decide, "cards": [c.name for c in getattr(chain, "cards", [])]}
             results[(name, method)] = evaluate(dataset, chain, method, limit=limit, out_dir=work / name / method,
                                                config=config)
@@ -169,7 +171,7 @@ def plots(analysis: dict, factuality: dict, out: Path) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--limit", type=int, default=30)
-    parser.add_argument("--methods", default=",".join(METHODS))
+    parser.add_argument("--methods", default=",".join((*METHODS, "bottom-up+revise")))
     parser.add_argument("--datasets", default=",".join(DATASETS))
     parser.add_argument("--decide", default="calibrated", choices=["reply", "calibrated"])
     parser.add_argument("--work", type=Path, default=HERE / "work" / "knowledge-lift")
@@ -191,7 +193,9 @@ The first {args.limit} questions of each MidtermQA setting; base LLM SmolLM2-135
 llama.cpp, greedy); every first-party card installed ({', '.join(cards)}); top-down decides with
 `--decide {args.decide}`. Cells: score (wall seconds per question, 2 CPU cores). vanilla uses the
 data set's 5 demos; the knowledge methods use kcard's own 3 demos, which show knowledge in use.
-retrieval = bottom-up over the retrieval cards only; genread = the base LLM writes its own document.
+retrieval = bottom-up over the retrieval cards only; genread = the base LLM writes its own document;
+combined = top-down whose knowledge step runs bottom-up over the two best-matching cards;
+bottom-up+revise = bottom-up with verify-and-revise (knowledge-f1 utility, up to 2 revisions).
 
 {table(results, methods)}
 
