@@ -6,6 +6,7 @@ import hashlib
 import importlib
 import importlib.metadata
 import json
+import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,6 +58,7 @@ class Artifact:
             path = self._local_path()
         if not path.is_file():
             raise ArtifactError(f"model file {path} is missing{self._hint()}")
+        refuse_pickle(path)
         verify_sha256(path, self.sha256)
         return path
 
@@ -94,6 +96,21 @@ class Artifact:
             if not target.is_file():
                 build(target)
         return target
+
+
+# pickle files run code when they are loaded: a card's weights are GGUF or safetensors
+PICKLE_SUFFIXES = {".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt"}
+
+
+def pickle_allowed() -> bool:
+    """Only when the user says so: `kcard --allow-pickle ...` or KCARD_ALLOW_PICKLE=1."""
+    return os.environ.get("KCARD_ALLOW_PICKLE") == "1"
+
+
+def refuse_pickle(path: Path) -> None:
+    if Path(path).suffix.lower() in PICKLE_SUFFIXES and not pickle_allowed():
+        raise ArtifactError(f"{path} is a pickle file, which can run code when loaded: kcard loads GGUF or "
+                            "safetensors weights (pass --allow-pickle to load it anyway)")
 
 
 _build_lock = threading.Lock()

@@ -39,8 +39,11 @@ def emit_json(data: Any) -> None:
 @click.group(cls=KcardGroup)
 @click.version_option(__version__, prog_name="kcard")
 @click.option("-v", "--verbose", is_flag=True, help="Log progress to stderr.")
-def cli(verbose: bool) -> None:
+@click.option("--allow-pickle", is_flag=True, help="Load pickle-based weights (.bin, .pt, .pkl), which can run code.")
+def cli(verbose: bool, allow_pickle: bool) -> None:
     """kcard: knowledge cards that fill a language model's knowledge gaps."""
+    if allow_pickle:
+        os.environ["KCARD_ALLOW_PICKLE"] = "1"
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, stream=sys.stderr,
                         format="kcard: %(message)s")
 
@@ -345,6 +348,75 @@ def install(packages: tuple[str, ...], upgrade: bool) -> None:
 def uninstall(packages: tuple[str, ...], yes: bool) -> None:
     """Uninstall plugin PACKAGES from kcard's environment."""
     pip("uninstall", *(["-y"] if yes else []), *packages)
+
+
+@cli.group()
+def trust() -> None:
+    """Which plugin distributions may load (all installed ones, until you trust some)."""
+
+
+def _write_trust(names: list[str]) -> None:
+    from kcard_core.config import write_atomically
+    from kcard_core.plugins import trust_file
+
+    write_atomically(trust_file(), json.dumps({"plugins": sorted(set(names))}, indent=1) + "\n")
+
+
+@trust.command("add")
+@click.argument("distributions", nargs=-1, required=True)
+def trust_add(distributions: tuple[str, ...]) -> None:
+    """Allow DISTRIBUTIONS to load; once the list exists, plugins not on it are not imported."""
+    from kcard_core.plugins import trusted
+
+    _write_trust([*(trusted() or []), *distributions])
+    click.echo(f"trusted: {', '.join(trusted())}")
+
+
+@trust.command("remove")
+@click.argument("distributions", nargs=-1, required=True)
+def trust_remove(distributions: tuple[str, ...]) -> None:
+    """Stop loading DISTRIBUTIONS."""
+    from kcard_core.plugins import _normalise, trusted
+
+    _write_trust([name for name in trusted() or [] if name not in {_normalise(d) for d in distributions}])
+    click.echo(f"trusted: {', '.join(trusted() or []) or 'nothing (no plugin loads)'}")
+
+
+@trust.command("reset")
+def trust_reset() -> None:
+    """Forget the trust list: every installed plugin loads again."""
+    from kcard_core.plugins import trust_file
+
+    trust_file().unlink(missing_ok=True)
+    click.echo("no trust list: every installed plugin loads")
+
+
+@trust.command("list")
+@click.option("--json", "as_json", is_flag=True)
+def trust_list(as_json: bool) -> None:
+    """Every installed plugin: trusted or not, where its code lives, where its cards' weights come from."""
+    import importlib.metadata
+
+    from kcard_core.plugins import _normalise, trusted
+
+    allowed, registry = trusted(), get_registry()
+    rows = []
+    for entry_point in importlib.metadata.entry_points(group="kcard"):
+        dist = entry_point.dist
+        name = dist.name if dist else entry_point.name
+        cards = {card: {role: a.describe() for role, a in registry.cards[card].manifest.artifacts.items()}
+                 for card, plugin in registry.card_plugins.items() if plugin == entry_point.name}
+        rows.append({"distribution": name, "version": dist.version if dist else None, "entry_point": entry_point.value,
+                     "code": str(dist.locate_file("")) if dist else None,
+                     "trusted": allowed is None or _normalise(name) in allowed, "cards": cards})
+    if as_json:
+        return emit_json({"trust_list": allowed, "plugins": rows})
+    click.echo("trust list: " + (", ".join(allowed) if allowed is not None else "none (every installed plugin loads)"))
+    for row in rows:
+        click.echo(f"{'✓' if row['trusted'] else '✗'} {row['distribution']} {row['version']}: {row['entry_point']} "
+                   f"in {row['code']}")
+        for card, artifacts in row["cards"].items():
+            click.echo(f"    card {card}: " + "; ".join(f"{role} = {where}" for role, where in artifacts.items()))
 
 
 @cli.group()

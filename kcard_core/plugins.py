@@ -3,20 +3,24 @@
 Each entry point is imported and each of its hooks is called on its own, so a plugin that fails
 to import, or whose hook raises, is recorded with its error and skipped: the others keep working.
 ``KCARD_STRICT_PLUGINS=1`` re-raises instead (for plugin authors); ``KCARD_LOAD_PLUGINS=a,b``
-loads only those distributions (an empty value loads none).
+loads only those distributions (an empty value loads none); without it, a trust list written by
+``kcard trust add`` does the same, persistently.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import logging
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 import pluggy
 
 from kcard_core import hookspecs
+from kcard_core.config import user_dir
 from kcard_core.errors import KcardError, UnknownNameError
 
 ENTRY_POINT_GROUP = "kcard"
@@ -195,12 +199,29 @@ def load_registry(strict: bool | None = None, only: list[str] | None = None) -> 
         strict = os.environ.get("KCARD_STRICT_PLUGINS", "") not in ("", "0")
     if only is None and "KCARD_LOAD_PLUGINS" in os.environ:
         only = [_normalise(name.strip()) for name in os.environ["KCARD_LOAD_PLUGINS"].split(",") if name.strip()]
+    if only is None:
+        only = trusted()
     registry = Registry(strict=strict)
     registry.load_entry_points(only)
     registry.collect()
     for warning in registry.warnings:
         log.warning(warning)
     return registry
+
+
+def trust_file() -> Path:
+    return user_dir() / "trust.json"
+
+
+def trusted() -> list[str] | None:
+    """The distributions the user allows to load (`kcard trust add`), or None: every installed one."""
+    try:
+        names = json.loads(trust_file().read_text())["plugins"]
+    except FileNotFoundError:
+        return None
+    except (ValueError, KeyError, TypeError) as error:
+        raise KcardError(f"{trust_file()} is not a valid trust list ({error}): fix it or run kcard trust reset") from None
+    return [_normalise(name) for name in names]
 
 
 _registry: Registry | None = None

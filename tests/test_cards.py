@@ -76,3 +76,21 @@ def test_retrieval_card_returns_the_best_passages(tmp_path):
 def test_unknown_card_type_is_refused():
     with pytest.raises(ValueError, match="'type' must be one of lm, retrieval"):
         CardManifest.from_dict({"name": "x", "description": "d", "version": "1", "license": "MIT", "type": "oracle"})
+
+
+def test_pickle_weights_are_refused_unless_allowed(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from kcard_core.artifacts import Artifact
+    from kcard_core.cli import cli
+    from kcard_core.errors import ArtifactError
+
+    weights = tmp_path / "pytorch_model.bin"
+    weights.write_bytes(b"\x80\x04 a pickle would run code here")
+    with pytest.raises(ArtifactError, match="is a pickle file, which can run code"):
+        Artifact(file=str(weights)).resolve()
+    monkeypatch.setenv("KCARD_ALLOW_PICKLE", "1")
+    assert Artifact(file=str(weights)).resolve() == weights
+    monkeypatch.delenv("KCARD_ALLOW_PICKLE")
+    result = CliRunner().invoke(cli, ["ask", "Who?", "--model", str(weights)])
+    assert result.exit_code == 1 and "pass --allow-pickle" in result.output

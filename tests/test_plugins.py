@@ -1,5 +1,7 @@
 """Plugin discovery: every failure is recorded against its plugin and the others keep working."""
 
+import json
+
 import pytest
 
 from kcard_core.errors import UnknownNameError
@@ -90,3 +92,30 @@ def test_unknown_card_lists_the_installed_ones(install_fake_plugin):
     install_fake_plugin("kcard-card-good", good_card("good"))
     with pytest.raises(UnknownNameError, match="unknown card 'nope'; installed cards: good"):
         load_registry(only=install_fake_plugin.names).card("nope")
+
+
+def test_trust_list_limits_which_plugins_load(install_fake_plugin):
+    from click.testing import CliRunner
+
+    from kcard_core.cli import cli
+
+    install_fake_plugin("kcard-trusted-demo", "from kcard_core.hookspecs import hookimpl\n")
+    install_fake_plugin("kcard-untrusted-demo", "raise SystemExit('this code must never run')\n")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["trust", "add", "kcard-trusted-demo"]).exit_code == 0
+    registry = load_registry()
+    assert "kcard-trusted-demo" in registry.plugins and "kcard-untrusted-demo" not in registry.plugins
+    listed = json.loads(runner.invoke(cli, ["trust", "list", "--json"]).output)
+    rows = {row["distribution"]: row for row in listed["plugins"]}
+    assert rows["kcard-trusted-demo"]["trusted"] and not rows["kcard-untrusted-demo"]["trusted"]
+    assert rows["kcard-card-general"]["cards"] == {}  # an untrusted plugin is never imported, not even to list it
+    assert runner.invoke(cli, ["trust", "remove", "kcard-trusted-demo"]).output.startswith("trusted: nothing")
+    assert load_registry().plugins == {}
+    runner.invoke(cli, ["trust", "reset"])
+    assert "kcard-untrusted-demo" in load_registry().plugins  # and its import error is recorded, not raised
+    import kcard_core.plugins
+
+    kcard_core.plugins._registry = None
+    listed = json.loads(runner.invoke(cli, ["trust", "list", "--json"]).output)
+    general = next(row for row in listed["plugins"] if row["distribution"] == "kcard-card-general")
+    assert general["cards"]["general"]["model"].startswith("gemma-3-270m-q4_k_m.gguf assembled by")

@@ -17,7 +17,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
-from kcard_core.artifacts import sha256_of
+from kcard_core.artifacts import pickle_allowed, sha256_of
 from kcard_core.backends import Adapted, Backend, BackendStatus, Sampling
 from kcard_core.config import cache_dir
 
@@ -103,7 +103,8 @@ class LoadedModel:
         if device == "cpu" and "OMP_NUM_THREADS" not in os.environ:
             torch.set_num_threads(_usable_cpus())
         self.tokenizer = AutoTokenizer.from_pretrained(folder)
-        model = AutoModelForCausalLM.from_pretrained(folder)
+        # safetensors only, unless the user allowed pickle files (which run code when loaded)
+        model = AutoModelForCausalLM.from_pretrained(folder, use_safetensors=not pickle_allowed())
         if adapter is not None:  # merged once: generation then costs what the base model costs
             from peft import PeftModel
 
