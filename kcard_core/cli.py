@@ -85,9 +85,9 @@ def ask(question: str, selector_names: str, gate: str | None, popularity_name: s
         show_trace: bool, **options: Any) -> None:
     """Answer QUESTION with knowledge from the installed cards."""
     from kcard_core.chains import build_chain
+    from kcard_core.chains.base import question_of
 
-    if not question.strip():
-        raise KcardError("the question is empty")
+    question = question_of(question)  # checked before any model loads
     chain = build_chain(**{**options, "cards": list(options["cards"]) or None,
                            "selectors": tuple(name.strip() for name in selector_names.split(",") if name.strip())})
     click.echo(f"kcard: {chain.mode} with {', '.join(c.name for c in chain.cards)}…", err=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from abc import abstractmethod
 from typing import Any, Iterator
 
@@ -20,11 +21,23 @@ def text_of(output: Any) -> str:
     return output if isinstance(output, str) else getattr(output, "content", str(output))
 
 
+MAX_QUESTION_CHARS = int(os.environ.get("KCARD_MAX_QUESTION_CHARS", "2000"))
+
+
 def question_of(input: Any) -> str:
+    """The question as clean text: not empty, not over the limit, no bytes that are not UTF-8."""
     question = input.get("question") if isinstance(input, dict) else input
-    if not isinstance(question, str) or not question.strip():
+    if not isinstance(question, str):
+        raise KcardError(f"the question must be text, not {type(question).__name__}")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise KcardError(f"the question has {len(question)} characters; the limit is {MAX_QUESTION_CHARS} "
+                         "(KCARD_MAX_QUESTION_CHARS)")
+    # undecodable command-line bytes arrive as lone surrogates, which no tokenizer accepts
+    question = question.encode("utf-8", "replace").decode("utf-8")
+    question = "".join(ch if ch.isprintable() or ch in "\n\t" else " " for ch in question).strip()
+    if not question:
         raise KcardError("the question is empty")
-    return question.strip()
+    return question
 
 
 class KnowledgeChain(Runnable[Any, dict]):
