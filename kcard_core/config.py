@@ -37,5 +37,15 @@ def write_atomically(path: Path, text: str) -> None:
     """Write through a temporary file and rename, so a crash never leaves half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as tmp:
-        tmp.write(text)
-    os.replace(tmp.name, path)
+        try:
+            tmp.write(text)
+            tmp.flush()
+            os.fsync(tmp.fileno())  # the bytes are on disk before the name points at them
+        except BaseException:
+            os.unlink(tmp.name)
+            raise
+    try:
+        os.replace(tmp.name, path)
+    except BaseException:
+        os.unlink(tmp.name)
+        raise

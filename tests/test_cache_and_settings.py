@@ -60,3 +60,44 @@ def test_backend_per_call_beats_per_card_beats_default(tmp_path):
     chain = build_chain(settings=settings, registry=registry, backend="fake", cache=False)
     assert {card.backend.name for card in chain.cards} == {"fake"}
     assert chain.invoke("q?")["answer"] == "Paris"
+
+
+def test_a_crash_mid_write_leaves_the_previous_version(tmp_path, monkeypatch):
+    import os
+
+    import pytest
+
+    from kcard_core.config import write_atomically
+
+    target = tmp_path / "files" / "state.json"
+    write_atomically(target, '{"good": true}')
+
+    def crash(*args):
+        raise KeyboardInterrupt  # the process dies between writing and renaming
+
+    monkeypatch.setattr(os, "replace", crash)
+    with pytest.raises(KeyboardInterrupt):
+        write_atomically(target, '{"half": ')
+    assert target.read_text() == '{"good": true}' and [p.name for p in target.parent.iterdir()] == ["state.json"]
+
+
+def test_one_hundred_concurrent_queries_answered_with_flat_memory(tmp_path):
+    import tracemalloc
+
+    from langchain_core.language_models.fake import FakeListLLM
+
+    from conftest import FakeBackend, make_card
+    from kcard_core.chains import BottomUp
+
+    backend = FakeBackend()
+    cards = [make_card(tmp_path, f"card{i}", f"topic {i}", backend) for i in range(3)]
+    chain = BottomUp(FakeListLLM(responses=["ok"]), cards, [], n1=2, examples=[])
+    chain.batch([f"warm-up {i}?" for i in range(20)], config={"max_concurrency": 8})
+    tracemalloc.start()
+    first = chain.batch([f"question {i}?" for i in range(100)], config={"max_concurrency": 8})
+    after_first = tracemalloc.get_traced_memory()[0]
+    second = chain.batch([f"question {i}?" for i in range(100, 200)], config={"max_concurrency": 8})
+    after_second = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    assert len(first) == len(second) == 100 and all(r["answer"] == "ok" for r in first + second)
+    assert after_second - after_first < 2_000_000  # bytes still held: nothing accumulates per query
