@@ -13,6 +13,7 @@ import importlib.metadata
 import json
 import logging
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -34,6 +35,11 @@ class PluginInfo:
     version: str | None
     hooks: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    import_seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+
+
+SLOW_IMPORT_SECONDS = 1.0  # every kcard command imports every plugin: more than this is worth a warning
 
 
 def _normalise(name: str) -> str:
@@ -76,11 +82,17 @@ class Registry:
                 continue
             info = PluginInfo(entry_point.name, dist_name, dist.version if dist else None)
             self.plugins[info.name] = info
+            started = time.perf_counter()
             try:
                 module = entry_point.load()
             except (Exception, SystemExit) as error:  # a plugin's SyntaxError or exit() must not end kcard
                 self._fail(info.name, f"import failed: {_one_line(error)}", error)
                 continue
+            finally:
+                info.import_seconds = round(time.perf_counter() - started, 3)
+            if info.import_seconds > SLOW_IMPORT_SECONDS:
+                info.warnings.append(f"slow import: {info.import_seconds} s (it delays every kcard command)")
+                log.warning("plugin %s: %s", info.name, info.warnings[-1])
             self.register_plugin(module, info)
 
     def register_plugin(self, module: Any, info: PluginInfo | None = None) -> None:
