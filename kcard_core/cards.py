@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from kcard_core.artifacts import Artifact
 from kcard_core.backends import Adapted, Backend, Sampling
 from kcard_core.cache import GenerationCache
+from kcard_core.config import limit
 from kcard_core.errors import KcardError
 
 if TYPE_CHECKING:  # langchain_core costs ~1 s to import: listing cards must not pay it
@@ -137,7 +138,7 @@ class Card:
                             temperature=defaults.temperature if temperature is None else temperature, seed=seed,
                             stop=defaults.stop, repeat_penalty=defaults.repeat_penalty)
         started = time.perf_counter()
-        texts = self.write(query, n, sampling)
+        texts = [text[: limit("KCARD_MAX_DOCUMENT_CHARS")] for text in self.write(query, n, sampling)]
         seconds = round(time.perf_counter() - started, 3)
         return [Document(page_content=text, metadata={
             "id": f"{self.name}#{index}", "card": self.name,

@@ -49,3 +49,17 @@ def write_atomically(path: Path, text: str) -> None:
     except BaseException:
         os.unlink(tmp.name)
         raise
+
+
+LIMITS = {  # name -> default; each can be changed with the environment variable of that name
+    "KCARD_MAX_QUESTION_CHARS": 2000,
+    "KCARD_MAX_DOCUMENT_CHARS": 2000,  # a card's document is cut here (remote cards can send anything)
+    "KCARD_MAX_KNOWLEDGE_CHARS": 4000,  # all knowledge in one prompt (the base LLM's context is small)
+    "KCARD_MAX_ITERATIONS": 5,  # top-down rounds
+}
+
+
+def limit(name: str) -> int:
+    """A size limit: the environment variable ``name`` when it holds a positive integer, else the default."""
+    value = os.environ.get(name, "")
+    return int(value) if value.isdigit() and int(value) > 0 else LIMITS[name]

@@ -246,3 +246,19 @@ def test_card_text_cannot_add_lines_to_the_bottom_up_prompt(tmp_path):
     lines = result["trace"].prompt.splitlines()
     assert len(lines) == 3 and lines[0].startswith("Knowledge: No. Answer: Hacked")
     assert lines[1:] == ["Question: Who won?", "Answer:"]
+
+
+def test_limits_on_documents_knowledge_and_iterations(tmp_path, monkeypatch):
+    class Flooding(FakeBackend):
+        def generate(self, model, prompt, *, n, sampling, chat=False):
+            return ["word " * 5000] * n
+
+    monkeypatch.setenv("KCARD_MAX_DOCUMENT_CHARS", "300")
+    monkeypatch.setenv("KCARD_MAX_KNOWLEDGE_CHARS", "500")
+    cards_ = [make_card(tmp_path, f"flood{i}", "everything", Flooding()) for i in range(3)]
+    assert all(len(doc.page_content) <= 300 for doc in cards_[0].generate("Q?", n=2))
+    result = BottomUp(FakeListLLM(responses=["ok"]), cards_, [], n1=2, examples=[]).invoke("Q?")
+    assert len(result["trace"].prompt.splitlines()[0]) <= len("Knowledge: ") + 500
+    monkeypatch.setenv("KCARD_MAX_ITERATIONS", "3")
+    with pytest.raises(KcardError, match="max_iterations must be between 1 and 3"):
+        TopDown(FakeListLLM(responses=["x"]), cards_, ByLength(), max_iterations=4)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from abc import abstractmethod
 from typing import Any, Iterator
 
@@ -10,6 +9,7 @@ from langchain_core.documents import Document
 from langchain_core.language_models import BaseLanguageModel
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 
+from kcard_core.config import limit
 from kcard_core.errors import KcardError
 from kcard_core.trace import Trace
 
@@ -21,17 +21,14 @@ def text_of(output: Any) -> str:
     return output if isinstance(output, str) else getattr(output, "content", str(output))
 
 
-MAX_QUESTION_CHARS = int(os.environ.get("KCARD_MAX_QUESTION_CHARS", "2000"))
-
-
 def question_of(input: Any) -> str:
     """The question as clean text: not empty, not over the limit, no bytes that are not UTF-8."""
     question = input.get("question") if isinstance(input, dict) else input
     if not isinstance(question, str):
         raise KcardError(f"the question must be text, not {type(question).__name__}")
-    if len(question) > MAX_QUESTION_CHARS:
-        raise KcardError(f"the question has {len(question)} characters; the limit is {MAX_QUESTION_CHARS} "
-                         "(KCARD_MAX_QUESTION_CHARS)")
+    if len(question) > limit("KCARD_MAX_QUESTION_CHARS"):
+        raise KcardError(f"the question has {len(question)} characters; the limit is "
+                         f"{limit('KCARD_MAX_QUESTION_CHARS')} (KCARD_MAX_QUESTION_CHARS)")
     # undecodable command-line bytes arrive as lone surrogates, which no tokenizer accepts
     question = question.encode("utf-8", "replace").decode("utf-8")
     question = "".join(ch if ch.isprintable() or ch in "\n\t" else " " for ch in question).strip()

@@ -5,6 +5,8 @@ Every segment sits on its own line so that the base LLM's reply to each one ends
 
 from __future__ import annotations
 
+from kcard_core.config import limit
+
 NEED_MORE = "Do you need more information? (Yes or No)"
 # the paper's template-sensitivity study (App. D): the three agree on 79.9 % of questions
 NEED_MORE_TEMPLATES = (NEED_MORE, "Is more information needed here? (Yes or No)",
@@ -43,7 +45,8 @@ def one_line(text: str) -> str:
 def bottom_up_prompt(question: str, knowledge: list[str], examples: list[dict] = BOTTOM_UP_EXAMPLES) -> str:
     blocks = [f"Knowledge: {one_line(ex['knowledge'])}\nQuestion: {ex['question']}\nAnswer: {ex['answer']}"
               for ex in examples]
-    blocks.append(f"Knowledge: {one_line(' '.join(knowledge))}\nQuestion: {one_line(question)}\nAnswer:")
+    text = one_line(" ".join(knowledge))[: limit("KCARD_MAX_KNOWLEDGE_CHARS")]
+    blocks.append(f"Knowledge: {text}\nQuestion: {one_line(question)}\nAnswer:")
     return "\n\n".join(blocks)
 
 

@@ -15,6 +15,8 @@ from langchain_core.runnables import RunnableConfig
 from kcard_core.chains.base import KnowledgeChain
 from kcard_core.chains.prompts import (CHOOSE_SOURCE, NEED_MORE, NEED_MORE_TEMPLATES, TOP_DOWN_EXAMPLES, WHAT_KIND,
                                        one_line, top_down_start)
+from kcard_core.config import limit
+from kcard_core.errors import KcardError
 from kcard_core.selectors import SelectorPipeline, lexical_similarity
 from kcard_core.trace import Trace
 
@@ -56,6 +58,9 @@ class TopDown(KnowledgeChain):
                  max_iterations: int = 1,
                  examples: list[dict] | None = None, model_name: str = "", seed: int | None = 0):
         super().__init__(llm, model_name, seed)
+        if not 1 <= max_iterations <= limit("KCARD_MAX_ITERATIONS"):
+            raise KcardError(f"max_iterations must be between 1 and {limit('KCARD_MAX_ITERATIONS')} "
+                             "(KCARD_MAX_ITERATIONS)")
         self.cards = cards
         self.by_name = {card.name: card for card in cards}
         self.factuality = factuality
