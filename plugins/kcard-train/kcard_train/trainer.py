@@ -216,6 +216,7 @@ def save_full(model, tokenizer, out_dir: Path) -> dict[str, Artifact]:
 
 def save_adapter(model, base: Artifact, base_folder: Path, out_dir: Path) -> dict[str, Artifact]:
     model.save_pretrained(out_dir / "peft", safe_serialization=True)
+    (out_dir / "peft" / "README.md").unlink(missing_ok=True)  # peft's empty model-card template
     convert("convert_lora_to_gguf.py", str(out_dir / "peft"), "--base", str(base_folder), "--outfile",
             str(out_dir / "adapter.gguf"), "--outtype", "f16")
     return {"model": base, "adapter-gguf": local_artifact(out_dir, out_dir / "adapter.gguf"),
