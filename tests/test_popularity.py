@@ -90,3 +90,21 @@ def test_calibrate_command_reads_eval_predictions(tmp_path):
     assert "gated" in result.output and json.loads(out.read_text())["thresholds"]["default"] > 0
     missing = CliRunner().invoke(cli, ["calibrate", "popqa", "--runs", str(runs), "--with", "top-down-auto"])
     assert missing.exit_code == 1 and "run kcard eval popqa --mode top-down-auto" in missing.output
+
+
+def test_ask_with_a_gate_answers_popular_subjects_alone(install_fake_plugin, tmp_path):
+    from test_properties import PLUGIN
+
+    install_fake_plugin("kcard-fake-world", PLUGIN)
+    thresholds = tmp_path / "thresholds.json"
+    thresholds.write_text(json.dumps({"thresholds": {"capital": 10000, "default": 10000}}))
+    env = {"KCARD_LOAD_PLUGINS": "kcard-fake-world,kcard-popularity-popqa"}
+    runner = CliRunner()
+    for question, consulted in (("What is the capital of Utah?", False), ("What is the capital of Muyinga Province?", True)):
+        result = runner.invoke(cli, ["ask", question, "--gate", str(thresholds), "--json"], env=env)
+        assert result.exit_code == 0, result.output
+        trace = json.loads(result.output[result.output.index("{"):])["trace"]
+        assert trace["turns"][0]["cards"] is consulted
+        assert trace["mode"] == ("bottom-up" if consulted else "vanilla")
+    bad = runner.invoke(cli, ["ask", "Q?", "--gate", str(thresholds), "--popularity", "nope"], env=env)
+    assert bad.exit_code == 1 and "unknown popularity table 'nope'" in bad.output
