@@ -20,7 +20,7 @@ from common import HERE, write_result
 
 from kcard_core.chains import build_chain
 from kcard_core.evaluation.datasets import load_dataset
-from kcard_core.evaluation.run import METHODS, chain_examples, evaluate
+from kcard_core.evaluation.run import METHODS, chain_for, evaluate
 from kcard_core.plugins import get_registry
 
 DATASETS = ("midterm-openbook", "midterm-2way", "midterm-4way")
@@ -32,14 +32,9 @@ def run(datasets, methods, limit: int, work: Path, decide: str) -> dict:
     for name in datasets:
         dataset = load_dataset(name)
         for method in methods:
-            cards = None
-            if method == "retrieval":
-                cards = [n for n, c in get_registry().cards.items() if c.manifest.type == "retrieval"]
-            mode = "bottom-up" if method == "retrieval" else method.removesuffix("+revise")
-            revise = "knowledge-f1" if method.endswith("+revise") else None
-            chain = build_chain(mode, cards=cards, decide=decide, revise=revise,
-                                examples=chain_examples(dataset, method))
-            config = {"mode": mode, "decide": decide, "cards": [c.name for c in getattr(chain, "cards", [])]}
+            chain = chain_for(method, dataset, decide=decide)
+            config = {"method": method, "mode": chain.mode, "decide": decide,
+                      "cards": [c.name for c in getattr(chain, "cards", [])]}
             results[(name, method)] = evaluate(dataset, chain, method, limit=limit, out_dir=work / name / method,
                                                config=config)
             print(name, method, results[(name, method)]["metrics"], flush=True)

@@ -109,7 +109,7 @@ def ask(question: str, selector_names: str, gate: str | None, popularity_name: s
 
 @cli.command("eval")
 @click.argument("dataset")
-@click.option("--mode", "methods", multiple=True, type=click.Choice(METHODS),
+@click.option("--mode", "methods", multiple=True, type=click.Choice([*METHODS, *(f"{m}+revise" for m in METHODS)]),
               help="Method to evaluate (repeatable) [default: vanilla and bottom-up]. retrieval: bottom-up "
                    "over the retrieval cards only.")
 @click.option("--card", "cards", multiple=True, help="Use only this card (repeatable) [default: all].")
@@ -134,25 +134,17 @@ def eval_command(dataset: str, methods: tuple[str, ...], cards: tuple[str, ...],
     file of {"question", "answers"} lines): scores, timings, and every answer's trace."""
     from pathlib import Path
 
-    from kcard_core.chains import build_chain
     from kcard_core.evaluation.datasets import load_dataset
-    from kcard_core.evaluation.run import chain_examples, evaluate
+    from kcard_core.evaluation.run import chain_for, evaluate
 
     loaded = load_dataset(dataset, data)
-    selectors_ = tuple(name.strip() for name in selector_names.split(",") if name.strip())
+    options["selectors"] = tuple(name.strip() for name in selector_names.split(",") if name.strip())
     results = []
     for method in methods or ("vanilla", "bottom-up"):
-        chosen = list(cards) or None
-        if method == "retrieval":
-            chosen = [name for name, card in get_registry().cards.items()
-                      if card.manifest.type == "retrieval" and (not cards or name in cards)]
-            if not chosen:
-                raise KcardError("the retrieval method needs a retrieval card: none is installed (or named)")
-        mode = "bottom-up" if method == "retrieval" else method
-        config = {**options, "mode": mode, "cards": chosen, "selectors": selectors_, "limit": limit}
-        chain = build_chain(**config, examples=chain_examples(loaded, method))
-        config["cards"] = [card.name for card in getattr(chain, "cards", [])]
-        label = f"{method}+revise" if options["revise"] else method
+        chain = chain_for(method, loaded, list(cards), **options)
+        label = f"{method}+revise" if options["revise"] and not method.endswith("+revise") else method
+        config = {**options, "method": label, "mode": chain.mode, "limit": limit,
+                  "cards": [card.name for card in getattr(chain, "cards", [])]}
         result = evaluate(loaded, chain, label, limit=limit, out_dir=Path(out_dir) / loaded.name / label,
                           config=config, progress=not as_json)
         results.append(result)

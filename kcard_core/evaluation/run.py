@@ -55,6 +55,25 @@ def chain_examples(dataset: Dataset, method: str) -> list[dict] | None:
     return [{"question": demo.prompt_question, "answer": demo.answers[0]} for demo in dataset.demos]
 
 
+def chain_for(method: str, dataset: Dataset, cards: list[str] | None = None, revise: str | None = None,
+              **options: Any):
+    """The chain that runs ``method`` on ``dataset``: "retrieval" is bottom-up over the installed
+    retrieval cards (of ``cards``, when given); "METHOD+revise" adds verify-and-revise (knowledge-f1)."""
+    from kcard_core.chains import build_chain
+    from kcard_core.errors import KcardError
+    from kcard_core.plugins import get_registry
+
+    base = method.removesuffix("+revise")
+    if base == "retrieval":
+        cards = [name for name, card in get_registry().cards.items()
+                 if card.manifest.type == "retrieval" and (not cards or name in cards)]
+        if not cards:
+            raise KcardError("the retrieval method needs a retrieval card: none is installed (or named)")
+    revise = revise or ("knowledge-f1" if method.endswith("+revise") else None)
+    return build_chain("bottom-up" if base == "retrieval" else base, cards=cards or None, revise=revise,
+                       examples=chain_examples(dataset, base), **options)
+
+
 def evaluate(dataset: Dataset, chain, method: str, *, limit: int | None = None, out_dir: Path | None = None,
              config: dict | None = None, progress: bool = True) -> dict[str, Any]:
     """Ask every question (up to ``limit``), score the answers; write results.json and predictions.jsonl."""
