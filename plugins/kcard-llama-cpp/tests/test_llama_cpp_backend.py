@@ -65,5 +65,5 @@ def test_least_recently_used_model_is_freed_beyond_the_cap(smollm, monkeypatch):
     monkeypatch.setattr(llama_backend, "MAX_MODELS", 1)
     first = llama_backend.load(smollm)
     second = llama_backend.load(smollm, n_ctx=512)  # other settings: another model
-    assert len(llama_backend._models) == 1 and list(llama_backend._models)[0][1] == 512  # n_ctx of the second
+    assert len(llama_backend._models) == 1 and list(llama_backend._models)[0][2] == 512  # n_ctx of the second
     assert first is not second and llama_backend.load(smollm, n_ctx=512) is second

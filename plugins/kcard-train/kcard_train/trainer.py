@@ -143,8 +143,8 @@ def optimise(model, rows: torch.Tensor, recipe: Recipe) -> list[float]:
     with click.progressbar(range(steps), label="training", file=sys.stderr,
                            item_show_func=lambda _: f"loss {losses[-1]:.3f}" if losses else "") as bar:
         for _ in bar:
-            if len(order) < recipe.batch_size:  # a fresh pass over the rows in a new order
-                order += torch.randperm(len(rows), generator=generator).tolist()
+            while len(order) < recipe.batch_size:  # a fresh pass in a new order (several if rows are few)
+                order +=  torch.randperm(len(rows), generator=generator).tolist()
             batch = rows[[order.pop() for _ in range(recipe.batch_size)]]
             loss = model(input_ids=batch, labels=batch).loss
             loss.backward()
