@@ -29,7 +29,7 @@ from kcard_core.artifacts import Artifact, sha256_of
 from kcard_core.config import cache_dir
 from kcard_core.errors import KcardError
 from kcard_core.models import BASE_MODELS, resolve_model
-from kcard_transformers.backend import weights_folder
+from kcard_transformers.backend import requested_device, weights_folder
 
 LLAMA_CPP_VERSION = "0.3.36"  # its source distribution carries llama.cpp's GGUF converter
 
@@ -110,22 +110,44 @@ def load_base(base: str):
             base)
 
 
+PAD = -100  # marks padding in rows: no loss, no attention
+
+
 def blocks(tokenizer, texts: list[str], seq_len: int) -> torch.Tensor:
-    """The corpus as one token stream (documents end with EOS) cut into rows of seq_len."""
-    ids = []
+    """Each document (ending with EOS) in rows of its own, cut at seq_len and padded with PAD.
+
+    Documents are not packed into one stream: the model would learn which document follows which
+    (the stream's order never changes) and, asked about one race, write the report that came next.
+    """
+    rows = []
     for text in texts:
-        ids += tokenizer(text, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
-    rows = len(ids) // seq_len
-    if rows < 2:
-        raise KcardError(f"the corpus has {len(ids)} tokens: at least {2 * seq_len} are needed")
-    return torch.tensor(ids[: rows * seq_len]).view(rows, seq_len)
+        ids = tokenizer(text, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+        rows += [ids[start:start + seq_len] for start in range(0, len(ids), seq_len)]
+    if len(rows) < 2:
+        raise KcardError(f"the corpus makes {len(rows)} training row: at least 2 are needed")
+    width = max(map(len, rows))
+    return torch.tensor([row + [PAD] * (width - len(row)) for row in rows])
+
+
+def loss_of(model, rows: torch.Tensor):
+    """The language-model loss on a batch of rows, trimmed to its longest row."""
+    rows = rows[:, : int((rows != PAD).sum(1).max())].to(model.device)
+    mask = rows != PAD
+    return model(input_ids=rows.masked_fill(~mask, 0), attention_mask=mask.long(), labels=rows).loss
+
+
+def training_device() -> str:
+    """KCARD_DEVICE when set, else cuda when visible, else cpu."""
+    requested = requested_device()
+    if requested == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return requested
 
 
 @torch.no_grad()
 def perplexity(model, rows: torch.Tensor, batch_size: int) -> float:
     model.eval()
-    losses = [model(input_ids=rows[i:i + batch_size], labels=rows[i:i + batch_size]).loss.item()
-              for i in range(0, len(rows), batch_size)]
+    losses = [loss_of(model, rows[i:i + batch_size]).item() for i in range(0, len(rows), batch_size)]
     return math.exp(sum(losses) / len(losses))
 
 
@@ -144,9 +166,8 @@ def optimise(model, rows: torch.Tensor, recipe: Recipe) -> list[float]:
                            item_show_func=lambda _: f"loss {losses[-1]:.3f}" if losses else "") as bar:
         for _ in bar:
             while len(order) < recipe.batch_size:  # a fresh pass in a new order (several if rows are few)
-                order +=  torch.randperm(len(rows), generator=generator).tolist()
-            batch = rows[[order.pop() for _ in range(recipe.batch_size)]]
-            loss = model(input_ids=batch, labels=batch).loss
+                order += torch.randperm(len(rows), generator=generator).tolist()
+            loss = loss_of(model, rows[[order.pop() for _ in range(recipe.batch_size)]])
             loss.backward()
             torch.nn.utils.clip_grad_norm_(trained, 1.0)
             optimizer.step()
@@ -215,6 +236,7 @@ def save_full(model, tokenizer, out_dir: Path) -> dict[str, Artifact]:
 
 
 def save_adapter(model, base: Artifact, base_folder: Path, out_dir: Path) -> dict[str, Artifact]:
+    model.half()  # half the download; the backends cast the adapter to the base model's precision
     model.save_pretrained(out_dir / "peft", safe_serialization=True)
     (out_dir / "peft" / "README.md").unlink(missing_ok=True)  # peft's empty model-card template
     convert("convert_lora_to_gguf.py", str(out_dir / "peft"), "--base", str(base_folder), "--outfile",
@@ -242,12 +264,16 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
     model, tokenizer, base_name = load_base(base)
     if recipe.lora_rank:
         model = with_lora(model, recipe.lora_rank)
+    model.to(training_device())
+    torch.backends.cuda.matmul.allow_tf32 = True  # on a GPU: fp32 training at tensor-core speed
     rows = blocks(tokenizer, texts, recipe.seq_len)
     held_out = max(1, len(rows) // 10)
     train_rows, val_rows = rows[held_out:], rows[:held_out]
     before = perplexity(model, val_rows, recipe.batch_size)
     losses = optimise(model, train_rows, recipe)
     after = perplexity(model, val_rows, recipe.batch_size)
+    device = str(model.device)
+    model.to("cpu")
     out_dir.mkdir(parents=True, exist_ok=True)
     if recipe.lora_rank:
         artifacts = save_adapter(model, base_gguf, weights_folder(base_gguf.resolve()), out_dir)
@@ -255,6 +281,7 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
         artifacts = save_full(model, tokenizer, out_dir)
     result = {"base": base_name, "perplexity_before": round(before, 2), "perplexity_after": round(after, 2),
               "steps": len(losses), "final_loss": round(losses[-1], 4), "seconds": round(time.perf_counter() - started, 1),
+              "device": device,
               "corpus": fingerprint(texts), "recipe": {k: list(v) if isinstance(v, tuple) else v
                                                        for k, v in asdict(recipe).items() if v is not None}}
     write_manifest(out_dir, name, description or f"knowledge from a corpus of {len(texts)} documents", artifacts,
