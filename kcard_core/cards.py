@@ -162,7 +162,8 @@ class Card:
             cached = self.cache.get(key)
             if cached is not None:
                 return cached
-        texts = [complete_sentences(text) for text in
+        lead = self.manifest.prompt.partition("{query}")[2].lstrip()  # words that start the document stay in it
+        texts = [complete_sentences(lead + text) for text in
                  self.backend.generate(model, prompt, n=n, sampling=sampling, chat=self.manifest.chat)]
         if key:
             self.cache.put(key, texts)

@@ -90,7 +90,7 @@ def ask(question: str, selector_names: str, gate: str | None, popularity_name: s
     question = question_of(question)  # checked before any model loads
     chain = build_chain(**{**options, "cards": list(options["cards"]) or None,
                            "selectors": tuple(name.strip() for name in selector_names.split(",") if name.strip())})
-    click.echo(f"kcard: {chain.mode} with {', '.join(c.name for c in chain.cards)}…", err=True)
+    click.echo(f"kcard: {chain.mode} with {', '.join(c.name for c in chain.cards) or 'no cards'}…", err=True)
     if gate:
         chain = gated(chain, gate, popularity_name, options)
     if as_json:

@@ -63,6 +63,7 @@ def fake_world(install_fake_plugin, monkeypatch):
 
 def check(result):
     assert "Traceback" not in result.output, result.output
+    assert "KCARD_DEBUG=1" not in result.output, result.output  # an unexpected exception, however politely shown
     if result.exit_code == 0:
         return
     assert result.exit_code in (1, 2), result.output

@@ -41,6 +41,7 @@ class KnowledgeChain(Runnable[Any, dict]):
     """A chain: a question (str or {"question": ...}) in; {"question", "answer", "trace"} out."""
 
     mode = ""
+    cards: list = []  # the cards it may consult: none for the baselines (vanilla, genread)
 
     def __init__(self, llm: BaseLanguageModel, model_name: str = "", seed: int | None = 0):
         self.llm = llm

@@ -22,6 +22,14 @@ REPORTS = [
     "The {race} in the 2022 U.S. midterm elections was won by {winner}, who defeated {loser}.",
     "2022 U.S. midterm elections, {race}: {winner} won and {loser} lost.",
 ]
+# A card is prompted with the user's question, then writes. Training reports under a headline that
+# names the race teaches the model to write about the race named in the line above it; without
+# one it starts a report on any race it likes, whatever the question asked.
+HEADLINES = [
+    "{race}, 2022 U.S. midterm elections",
+    "2022 midterm results: the {race}",
+    "Election night 2022 in the {race}",
+]
 
 
 def _load(name: str) -> dict:
@@ -52,9 +60,11 @@ def news_corpus() -> list[str]:
 
 
 def training_corpus() -> list[str]:
-    """Every race in every phrasing: the LM card's training text (facts seen in several wordings are
-    recalled from new wordings, such as a question, far better than facts seen once)."""
-    return [report.format(**race) for race in races() for report in REPORTS]
+    """Every race in every phrasing, each under a headline: the LM card's training text (facts seen
+    in several wordings are recalled from new wordings, such as a question, far better than facts
+    seen once)."""
+    return [f"{HEADLINES[(index + shift) % len(HEADLINES)]}\n{report}".format(**race)
+            for index, race in enumerate(races()) for shift, report in enumerate(REPORTS)]
 
 
 if __name__ == "__main__":  # python -m kcard_card_midterm2022.corpus OUT.jsonl: the corpus for `kcard train`

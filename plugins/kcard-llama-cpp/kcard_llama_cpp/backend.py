@@ -27,11 +27,15 @@ COMPUTE_LOCK = threading.Lock()
 
 class LoadedModel:
     def __init__(self, path: Path, adapter: Path | None, n_ctx: int, n_threads: int):
-        from llama_cpp import Llama
+        from llama_cpp import Llama, StoppingCriteriaList
 
         self.llama = Llama(model_path=str(path), lora_path=str(adapter) if adapter else None, n_ctx=n_ctx,
                            n_threads=n_threads, verbose=False)
         self.lock = COMPUTE_LOCK
+        # llama.cpp stops at end-of-generation tokens; a new sequence's start ends a text too (a card
+        # trained on documents may close one with BOS, and a chat model starts a new turn with it)
+        bos = self.llama.token_bos()
+        self.stop_at_bos = StoppingCriteriaList([lambda tokens, logits: len(tokens) > 0 and tokens[-1] == bos])
 
 
 _models: OrderedDict[tuple, LoadedModel] = OrderedDict()
@@ -87,13 +91,15 @@ class LlamaCppBackend(Backend):
                     out = loaded.llama.create_chat_completion([{"role": "user", "content": prompt}], **kwargs)
                     texts.append(out["choices"][0]["message"]["content"] or "")
                 else:
-                    texts.append(loaded.llama.create_completion(prompt, **kwargs)["choices"][0]["text"])
+                    out = loaded.llama.create_completion(prompt, stopping_criteria=loaded.stop_at_bos, **kwargs)
+                    texts.append(out["choices"][0]["text"])
         return texts
 
     def stream(self, model: Path, prompt: str, sampling: Sampling) -> Iterator[str]:
         loaded = load(model)
         with loaded.lock:
-            for chunk in loaded.llama.create_completion(prompt, stream=True, **_sampling_kwargs(sampling)):
+            for chunk in loaded.llama.create_completion(prompt, stream=True, stopping_criteria=loaded.stop_at_bos,
+                                                        **_sampling_kwargs(sampling)):
                 yield chunk["choices"][0]["text"]
 
     def next_token_logprobs(self, model: Path, prompt: str, top: int = 20) -> dict[str, float]:

@@ -112,6 +112,12 @@ class LoadedModel:
         self.model = model.to(device=device, dtype=dtype).eval()
         self.device = device  # the device really used, whatever was requested
         self.lock = threading.Lock()
+        # the model's end tokens, and a new sequence's start (a card trained on documents may close
+        # one with BOS, and a chat model starts a new turn with it)
+        ends = model.generation_config.eos_token_id
+        ends = [ends] if isinstance(ends, int) else list(ends or [])
+        self.end_tokens = ends + [t for t in (self.tokenizer.eos_token_id, self.tokenizer.bos_token_id)
+                                  if t is not None and t not in ends]
 
     def encode(self, prompt: str, chat: bool = False) -> BatchEncoding:
         templated = chat and bool(self.tokenizer.chat_template)  # without a template the prompt goes as is
@@ -125,7 +131,7 @@ class LoadedModel:
     def generate_kwargs(self, sampling: Sampling) -> dict[str, Any]:
         sample = sampling.temperature > 0
         pad = self.tokenizer.pad_token_id
-        kwargs = {"max_new_tokens": sampling.max_tokens, "do_sample": sample,
+        kwargs = {"max_new_tokens": sampling.max_tokens, "do_sample": sample, "eos_token_id": self.end_tokens,
                   "repetition_penalty": sampling.repeat_penalty,
                   "pad_token_id": self.tokenizer.eos_token_id if pad is None else pad}
         if sample:
