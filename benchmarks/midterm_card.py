@@ -68,7 +68,6 @@ def main() -> None:
                for name, card in cards.items()}
     rows = "\n".join(f"| {name} | {r['name_the_winner']:.1%} | {r['questions_with_a_right_document']:.1%} | "
                      f"{r['name_the_loser_instead']:.1%} | {r['seconds_per_question']} |" for name, r in results.items())
-    training = lm_card.manifest  # the recipe is in the card's manifest
     report = f"""# Midterm cards: do their documents name the right winner?
 
 MidtermQA open book, {len(items)} questions ("Who won the R in the 2022 U.S. midterm elections?"),
@@ -81,8 +80,9 @@ adapter is measured on the first {min(args.base_limit, len(items))} questions on
 {rows}
 
 The LM card is SmolLM2-135M-Instruct with a LoRA adapter trained by `kcard train --lora` on
-`kcard_card_midterm2022.corpus.training_corpus()` (every race in three news phrasings; see the
-card's manifest `{training.name}` for the recipe). It is evaluated on the races it was trained on:
+`kcard_card_midterm2022.corpus.training_corpus()` (every race in three news phrasings, each under a
+headline naming the race; the recipe is in the card's manifest). Its prompt is the question then
+"In the", the words its reports start with. It is evaluated on the races it was trained on:
 this measures whether the card holds the knowledge it was given, as a knowledge card must, not
 generalisation to unseen races.
 
