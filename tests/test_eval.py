@@ -117,3 +117,10 @@ def test_kcard_eval_for_real_on_three_questions(tmp_path):
         assert len(rows) == 3 and all(row["prediction"] is not None for row in rows)
     used = [doc for doc in rows[0]["trace"]["documents"] if doc["used"]]
     assert used and all(doc["card"] == "midterm2022-news" for doc in used)
+
+
+def test_a_named_option_outweighs_a_misplaced_letter():
+    options = {"A": "Jan McDowell", "B": "Beth Van Duyne"}
+    assert choose_option("A. Beth Van Duyne", options) == "B"  # small models write "A." by habit
+    assert choose_option("A. Jan McDowell; B. Beth Van Duyne.", options) == "A"  # both named: the letter
+    assert choose_option("John Smith Jr.", {"A": "John Smith", "B": "John Smith Jr."}) == "B"

@@ -9,6 +9,7 @@ from langchain_core.documents import Document
 from langchain_core.language_models import BaseLanguageModel
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 
+from kcard_core.chains.prompts import without_options
 from kcard_core.config import limit
 from kcard_core.errors import KcardError
 from kcard_core.trace import Trace
@@ -89,7 +90,8 @@ class KnowledgeChain(Runnable[Any, dict]):
         A card that fails is named in the trace and the others' documents are used; empty documents
         and repeats are dropped (and marked in the trace).
         """
-        write = RunnableLambda(lambda card: card.generate(question, n, seed=self.seed), name="card")
+        query = without_options(question)
+        write = RunnableLambda(lambda card: card.generate(query, n, seed=self.seed), name="card")
         results = write.batch(cards, config, return_exceptions=True)
         documents, seen = [], {}
         for card, result in zip(cards, results):

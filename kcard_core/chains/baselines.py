@@ -9,7 +9,7 @@ from __future__ import annotations
 from langchain_core.runnables import RunnableConfig
 
 from kcard_core.chains.base import KnowledgeChain
-from kcard_core.chains.prompts import BOTTOM_UP_EXAMPLES, GENREAD, bottom_up_prompt, one_line
+from kcard_core.chains.prompts import BOTTOM_UP_EXAMPLES, GENREAD, bottom_up_prompt, one_line, without_options
 from kcard_core.trace import Trace
 
 
@@ -35,7 +35,7 @@ class GenRead(KnowledgeChain):
 
     def prepare(self, question: str, trace: Trace, config: RunnableConfig | None) -> str:
         with trace.timer("generate-then-read"):
-            document = self.llm.invoke(GENREAD.format(question=one_line(question)) + "\n", config=config,
+            document = self.llm.invoke(GENREAD.format(question=one_line(without_options(question))) + "\n", config=config,
                                        max_tokens=self.DOCUMENT_TOKENS)
         document = one_line(getattr(document, "content", document))
         trace.documents["genread#1"] = {"card": None, "text": document, "stages": {}, "used": True}

@@ -6,6 +6,7 @@ Every segment sits on its own line so that the base LLM's reply to each one ends
 from __future__ import annotations
 
 from kcard_core.config import limit
+from kcard_core.evaluation.datasets import OPTIONS_MARK
 
 NEED_MORE = "Do you need more information? (Yes or No)"
 # the paper's template-sensitivity study (App. D): the three agree on 79.9 % of questions
@@ -14,6 +15,12 @@ NEED_MORE_TEMPLATES = (NEED_MORE, "Is more information needed here? (Yes or No)"
 WHAT_KIND = "What kind of information do you need?"
 CHOOSE_SOURCE = "Choose an information source from the following: {sources}."
 GENREAD = "Generate a background document from Wikipedia to answer the given question. {question}"
+
+def without_options(question: str) -> str:
+    """What knowledge is written for: the question without its answer options (a card that reads
+    "A. Neil Parrott; B. David Trone" writes about the first name as if it were the answer)."""
+    return question.split(OPTIONS_MARK)[0]
+
 
 # Bottom-up demonstrations: knowledge, question, short answer.
 BOTTOM_UP_EXAMPLES = [
@@ -24,6 +31,10 @@ BOTTOM_UP_EXAMPLES = [
      "question": "In which year did the Great Fire of London happen?", "answer": "1666"},
     {"knowledge": "Marie Curie won the Nobel Prize in Physics in 1903 and the Nobel Prize in Chemistry in 1911.",
      "question": "Which two Nobel Prizes did Marie Curie win?", "answer": "Physics and Chemistry"},
+    # a contest with the winner named first and the loser last: small models otherwise answer with
+    # the last name they read (measured on MidtermQA: they named the loser in 2 of 3 wrong answers)
+    {"knowledge": "In the 1860 U.S. presidential election, Abraham Lincoln defeated Stephen A. Douglas.",
+     "question": "Who won the 1860 U.S. presidential election?", "answer": "Abraham Lincoln"},
 ]
 
 # Top-down calibration: one question the model can answer alone ("No"), one it cannot ("Yes").

@@ -16,6 +16,8 @@ from typing import Any
 
 from kcard_core.errors import KcardError
 
+OPTIONS_MARK = " Options: "  # a multiple-choice question as asked: "Who won …? Options: A. X; B. Y."
+
 # name -> (file under the data folder, kind)
 DATASETS = {
     "midterm-openbook": ("midtermqa/openbook.json", "open"),
@@ -39,7 +41,7 @@ class Example:
         """The question the model reads: with its options, for multiple choice."""
         if not self.options:
             return self.question
-        return f"{self.question} Options: " + "; ".join(f"{k}. {v}" for k, v in self.options.items()) + "."
+        return self.question + OPTIONS_MARK + "; ".join(f"{k}. {v}" for k, v in self.options.items()) + "."
 
 
 @dataclass

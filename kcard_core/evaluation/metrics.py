@@ -39,16 +39,21 @@ def contains_answer(prediction: str, answers: list[str]) -> float:
 
 
 def choose_option(prediction: str, options: dict[str, str]) -> str | None:
-    """The option a free-text prediction picks: a leading label ("B", "B.", "(B)"), else the option whose
-    name it contains (longest first), else the option with the best token F1, else None."""
+    """The option a free-text prediction picks: the one option whose name it contains (a name outweighs
+    a letter small models put first by habit, as in "A. <option B's name>"), else a leading label
+    ("B", "B.", "(B)"), else the option with the best token F1, else None."""
     text = prediction.strip()
+    lowered = normalize(text)
+    named = {key: normalize(name) for key, name in options.items() if normalize(name) and normalize(name) in lowered}
+    # a name inside another named one ("John Smith" in "John Smith Jr.") is not a second choice
+    named = [key for key, name in named.items() if not any(name != other and name in other for other in named.values())]
+    if len(named) == 1:
+        return named[0]
     label = re.match(r"^\(?([A-Z])\)?(?:[.):\s]|$)", text)
     if label and label[1] in options:
         return label[1]
-    lowered = normalize(text)
-    for key, name in sorted(options.items(), key=lambda item: -len(item[1])):
-        if normalize(name) and normalize(name) in lowered:
-            return key
+    if named:
+        return min(named, key=lambda key: lowered.index(normalize(options[key])))  # the first it names
     scores = {key: f1(text, [name]) for key, name in options.items()}
     best = max(scores, key=scores.get, default=None)
     return best if best is not None and scores[best] > 0 else None

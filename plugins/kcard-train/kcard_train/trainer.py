@@ -124,7 +124,7 @@ def blocks(tokenizer, texts: list[str], seq_len: int) -> torch.Tensor:
         ids = tokenizer(text, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
         rows += [ids[start:start + seq_len] for start in range(0, len(ids), seq_len)]
     if len(rows) < 2:
-        raise KcardError(f"the corpus makes {len(rows)} training row: at least 2 are needed")
+        raise KcardError(f"the corpus makes {len(rows)} training rows: at least 2 are needed")
     width = max(map(len, rows))
     return torch.tensor([row + [PAD] * (width - len(row)) for row in rows])
 
