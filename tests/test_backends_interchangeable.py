@@ -48,7 +48,8 @@ def test_bottom_up_survives_a_server_that_is_down():
     assert result["answer"] and time.monotonic() - started < 60
     assert [e["card"] for e in result["trace"].errors] == ["general"]
     assert "APIConnectionError" in result["trace"].errors[0]["error"]
-    assert {d["card"] for d in result["trace"].documents.values()} == {"textbook"}
+    written = {d["card"] for d in result["trace"].documents.values()}
+    assert "general" not in written and {"textbook", "midterm2022"} <= written  # the local LM cards still wrote
 
 
 def test_bottom_up_survives_a_server_killed_mid_query():

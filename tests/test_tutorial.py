@@ -57,7 +57,7 @@ def test_tutorial_from_corpus_to_an_answer(tmp_path):
 
     listed = json.loads(run(KCARD + ["cards", "list", "--json"]).stdout)
     card = next(row for row in listed if row["name"] == "kelderwick")
-    assert card["plugin"] == "kcard-card-kelderwick" and "harbour town" in card["description"]
+    assert card["plugin"] == "kelderwick" and "harbour town" in card["description"]  # its entry point
 
     ask = find(commands, "kcard ask \"Who founded Kelderwick?\" --card")
     answered = run(KCARD + ask[1:])
