@@ -27,11 +27,11 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=30)
     args = parser.parse_args()
     results, rows = {}, []
+    datasets = {name: load_dataset(name) for name in DATASETS}
     for model in MODELS:
         for label, (method, cards) in METHODS.items():
             cells = []
-            for name in DATASETS:
-                dataset = load_dataset(name)
+            for name, dataset in datasets.items():
                 chain = chain_for(method, dataset, cards=cards, model=model, cache=False)
                 result = evaluate(dataset, chain, method, limit=args.limit, progress=False)
                 results[f"{model} / {label} / {name}"] = result

@@ -35,8 +35,8 @@ class GenRead(KnowledgeChain):
 
     def prepare(self, question: str, trace: Trace, config: RunnableConfig | None) -> str:
         with trace.timer("generate-then-read"):
-            document = self.llm.invoke(GENREAD.format(question=one_line(without_options(question))) + "\n", config=config,
-                                       max_tokens=self.DOCUMENT_TOKENS)
+            prompt = GENREAD.format(question=one_line(without_options(question))) + "\n"
+            document = self.llm.invoke(prompt, config=config, max_tokens=self.DOCUMENT_TOKENS)
         document = one_line(getattr(document, "content", document))
         trace.documents["genread#1"] = {"card": None, "text": document, "stages": {}, "used": True}
         trace.cards = [{"card": "(base LLM)", "why": "GenRead: the base LLM writes its own background document"}]

@@ -44,16 +44,17 @@ def choose_option(prediction: str, options: dict[str, str]) -> str | None:
     ("B", "B.", "(B)"), else the option with the best token F1, else None."""
     text = prediction.strip()
     lowered = normalize(text)
-    named = {key: normalize(name) for key, name in options.items() if normalize(name) and normalize(name) in lowered}
+    found = {key: normalize(name) for key, name in options.items()}
+    found = {key: name for key, name in found.items() if name and name in lowered}
     # a name inside another named one ("John Smith" in "John Smith Jr.") is not a second choice
-    named = [key for key, name in named.items() if not any(name != other and name in other for other in named.values())]
+    named = [key for key, name in found.items() if not any(name != other and name in other for other in found.values())]
     if len(named) == 1:
         return named[0]
     label = re.match(r"^\(?([A-Z])\)?(?:[.):\s]|$)", text)
     if label and label[1] in options:
         return label[1]
     if named:
-        return min(named, key=lambda key: lowered.index(normalize(options[key])))  # the first it names
+        return min(named, key=lambda key: lowered.index(found[key]))  # the first it names
     scores = {key: f1(text, [name]) for key, name in options.items()}
     best = max(scores, key=scores.get, default=None)
     return best if best is not None and scores[best] > 0 else None

@@ -29,7 +29,7 @@ from kcard_core.artifacts import Artifact, sha256_of
 from kcard_core.config import cache_dir
 from kcard_core.errors import KcardError
 from kcard_core.models import BASE_MODELS, resolve_model
-from kcard_transformers.backend import requested_device, weights_folder
+from kcard_transformers.backend import resolved_device, weights_folder
 
 LLAMA_CPP_VERSION = "0.3.36"  # its source distribution carries llama.cpp's GGUF converter
 
@@ -134,14 +134,6 @@ def loss_of(model, rows: torch.Tensor):
     rows = rows[:, : int((rows != PAD).sum(1).max())].to(model.device)
     mask = rows != PAD
     return model(input_ids=rows.masked_fill(~mask, 0), attention_mask=mask.long(), labels=rows).loss
-
-
-def training_device() -> str:
-    """KCARD_DEVICE when set, else cuda when visible, else cpu."""
-    requested = requested_device()
-    if requested == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    return requested
 
 
 @torch.no_grad()
@@ -264,7 +256,7 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
     model, tokenizer, base_name = load_base(base)
     if recipe.lora_rank:
         model = with_lora(model, recipe.lora_rank)
-    model.to(training_device())
+    model.to(resolved_device())  # KCARD_DEVICE, else a GPU when there is one
     torch.backends.cuda.matmul.allow_tf32 = True  # on a GPU: fp32 training at tensor-core speed
     rows = blocks(tokenizer, texts, recipe.seq_len)
     held_out = max(1, len(rows) // 10)

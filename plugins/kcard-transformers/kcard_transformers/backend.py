@@ -33,12 +33,20 @@ def requested_device() -> str:
     return os.environ.get("KCARD_DEVICE") or "auto"
 
 
-def _device_and_dtype(requested: str) -> tuple[str, torch.dtype]:
+def resolved_device() -> str:
+    """The device models load on: KCARD_DEVICE when set, else cuda when visible, otherwise cpu."""
     import torch
 
-    device = requested
-    if device == "auto":
-        device = "cuda" if torch.cuda.is_available() else "cpu"
+    requested = requested_device()
+    if requested != "auto":
+        return requested
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def _device_and_dtype() -> tuple[str, torch.dtype]:
+    import torch
+
+    device = resolved_device()
     if device.startswith("cuda"):
         return device, torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
     return device, torch.float32  # half precision on CPUs is slow or unsupported
@@ -156,7 +164,7 @@ _models_lock = threading.Lock()
 def load(model: Path | Adapted) -> LoadedModel:
     """The model for (file, adapter, device, dtype), loaded on first use and reused afterwards."""
     path, adapter = (model.base, model.adapter) if isinstance(model, Adapted) else (model, None)
-    device, dtype = _device_and_dtype(requested_device())
+    device, dtype = _device_and_dtype()
     key = (Path(path).resolve(), adapter and Path(adapter).resolve(), device, str(dtype))
     with _models_lock:
         if key not in _models:
@@ -203,7 +211,7 @@ class TransformersBackend(Backend):
             return BackendStatus(False, requested_device(), "pip install " + " ".join(missing))
         device = requested_device()
         if device == "auto" and "torch" in sys.modules:  # only ask torch when that costs nothing
-            device = _device_and_dtype(device)[0]
+            device = resolved_device()
         return BackendStatus(True, device)
 
     def generate(self, model: Path, prompt: str, *, n: int, sampling: Sampling, chat: bool = False) -> list[str]:
