@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from collections import Counter
 from typing import Callable
+
+logger = logging.getLogger(__name__)
 
 
 # words too common to count as a match between a document and evidence
@@ -56,5 +59,14 @@ def index_for(corpora: dict[str, Callable[[], list[str]]]) -> BM25 | None:
     if not key:
         return None
     if key not in _indexes:
-        _indexes[key] = BM25([part for name in key for text in corpora[name]() for part in sentences(text)])
+        _indexes[key] = BM25([part for name in key for text in _texts(name, corpora[name]) for part in sentences(text)])
     return _indexes[key]
+
+
+def _texts(name: str, load: Callable[[], list[str]]) -> list[str]:
+    """A corpus's texts; one that cannot load (its data missing, say) is reported and left out."""
+    try:
+        return list(load())
+    except Exception as error:  # a plugin's loader: any failure is its own, never the query's
+        logger.warning("evidence corpus %s is left out: %s: %s", name, type(error).__name__, error)
+        return []

@@ -17,7 +17,7 @@ class Trace:
     model: str = ""
     answer: str = ""
     cards: list[dict[str, str]] = field(default_factory=list)  # {"card", "why"}
-    turns: list[dict[str, Any]] = field(default_factory=list)  # top-down: the base LLM's replies
+    turns: list[dict[str, Any]] = field(default_factory=list)  # the base LLM's replies on the way (top-down, options)
     documents: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> text, card, stages
     prompt: str = ""
     seconds: dict[str, float] = field(default_factory=dict)  # wall time per stage

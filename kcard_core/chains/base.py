@@ -9,9 +9,10 @@ from langchain_core.documents import Document
 from langchain_core.language_models import BaseLanguageModel
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 
-from kcard_core.chains.prompts import without_options
+from kcard_core.chains.prompts import one_line, split_options, without_options
 from kcard_core.config import limit
 from kcard_core.errors import KcardError
+from kcard_core.evaluation.metrics import named_option
 from kcard_core.trace import Trace
 
 ANSWER_STOP = ["\n"]  # every prompt segment is one line, so is the answer
@@ -64,14 +65,39 @@ class KnowledgeChain(Runnable[Any, dict]):
             trace.prompt = self.prepare(question, trace, config)
         return question, trace
 
+    def answer(self, question: str, trace: Trace, config: RunnableConfig | None) -> str:
+        """The final answer to the prepared prompt.
+
+        A multiple-choice question ("… Options: A. X; B. Y.") is first answered open, the knowledge in
+        sight but not the options, and the answer is matched to an option by name: small LLMs shown the
+        options tend to pick the first whatever the knowledge says. Only an answer that names no
+        option is asked again with the options shown.
+        """
+        stem, options = split_options(question)
+        before, found, after = trace.prompt.rpartition(one_line(question))
+        if options and found:
+            reply = self.ask(before + one_line(stem) + after, config)
+            key = named_option(reply, options)
+            trace.turns.append({"question": "answered without the options, matched to one",
+                                "reply": reply, "option": key})
+            if key:
+                return f"{key}. {options[key]}"
+        return self.ask(trace.prompt, config)
+
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> dict:
         question, trace = self._start(input, config)
         with trace.timer("answer"):
-            trace.answer = self.ask(trace.prompt, config)
+            trace.answer = self.answer(question, trace, config)
         return {"question": question, "answer": trace.answer, "trace": trace}
 
     def stream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Iterator[dict]:
-        """Yields {"answer": chunk} as the base LLM writes, then {"trace": trace}."""
+        """Yields {"answer": chunk} as the base LLM writes, then {"trace": trace}. A multiple-choice
+        answer comes in one piece (it is matched to an option first)."""
+        if split_options(question_of(input))[1]:
+            result = self.invoke(input, config)
+            yield {"answer": result["answer"]}
+            yield {"trace": result["trace"]}
+            return
         question, trace = self._start(input, config)
         pieces = []
         with trace.timer("answer"):

@@ -5,6 +5,8 @@ Every segment sits on its own line so that the base LLM's reply to each one ends
 
 from __future__ import annotations
 
+import re
+
 from kcard_core.config import limit
 from kcard_core.evaluation.datasets import OPTIONS_MARK
 
@@ -16,10 +18,22 @@ WHAT_KIND = "What kind of information do you need?"
 CHOOSE_SOURCE = "Choose an information source from the following: {sources}."
 GENREAD = "Generate a background document from Wikipedia to answer the given question. {question}"
 
+
 def without_options(question: str) -> str:
     """What knowledge is written for: the question without its answer options (a card that reads
     "A. Neil Parrott; B. David Trone" writes about the first name as if it were the answer)."""
     return question.split(OPTIONS_MARK)[0]
+
+
+def split_options(question: str) -> tuple[str, dict[str, str]]:
+    """("Who won …?", {"A": "X", "B": "Y"}) from "Who won …? Options: A. X; B. Y."; no options when the
+    question is not in that form."""
+    stem, mark, listed = question.partition(OPTIONS_MARK)
+    listed = listed[:-1] if listed.endswith(".") else listed
+    options = [re.fullmatch(r"([A-Z])\. (.+)", part.strip()) for part in listed.split("; ")] if mark else []
+    if not options or not all(options):
+        return question, {}
+    return stem, {match[1]: match[2] for match in options}
 
 
 # Bottom-up demonstrations: knowledge, question, short answer.

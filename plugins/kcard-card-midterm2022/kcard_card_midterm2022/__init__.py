@@ -17,3 +17,11 @@ HERE = Path(__file__).parent
 def register_cards(register):
     register(Card.from_manifest(HERE / "lm" / "card.toml"))
     register(Card.from_manifest(HERE / "news.toml"))
+
+
+@hookimpl
+def register_evidence(register):
+    """The reports, as evidence that the factuality selector checks any card's documents against."""
+    from kcard_card_midterm2022.corpus import news_corpus
+
+    register("midterm2022-news", news_corpus)

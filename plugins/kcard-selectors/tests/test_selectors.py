@@ -14,8 +14,10 @@ from kcard_selectors.pruning import PruningSelector
 from kcard_selectors.relevance import RelevanceSelector
 
 
-def docs(*texts):
-    return [Document(page_content=t, metadata={"id": f"d{i}", "card": "c"}) for i, t in enumerate(texts)]
+def docs(*texts, cards=None):
+    cards = cards or ["c"] * len(texts)
+    return [Document(page_content=t, metadata={"id": f"d{i}", "card": card})
+            for i, (t, card) in enumerate(zip(texts, cards))]
 
 
 QUESTION = "What is the capital of France?"
@@ -33,7 +35,11 @@ def test_top_k_sampling_draws_without_replacement_from_the_k_best():
 
 def test_top_k_sampling_prefers_higher_scores():
     counts = Counter(top_k_sample([1.0, 0.0], n=1, k=2, rng=random.Random(seed))[0] for seed in range(2000))
-    assert counts[0] / 2000 == pytest.approx(2.718 / 3.718, abs=0.04)
+    assert counts[0] / 2000 == pytest.approx(2.718 / 3.718, abs=0.04)  # the paper's p ∝ exp(score)
+    # kcard's default temperature 0.1: a 0.96-scored document is ~13 times as likely as a 0.7-scored one
+    sharp = Counter(top_k_sample([0.96, 0.7], n=1, k=2, rng=random.Random(seed), temperature=0.1)[0]
+                    for seed in range(2000))
+    assert sharp[0] / 2000 == pytest.approx(13.46 / 14.46, abs=0.02)
 
 
 def test_yes_probability_reads_yes_and_no_tokens():
@@ -71,11 +77,17 @@ def test_factuality_scores_against_registered_evidence():
     assert true > false and scored[0].metadata["factuality"]["evidence"] == "Paris is the capital of France."
 
 
-def test_factuality_without_evidence_uses_agreement_between_documents():
+def test_factuality_without_evidence_uses_agreement_between_cards():
     scored = FactualitySelector(top_n=2).score_documents(
-        docs(ON_TOPIC, "Paris is the capital of France.", OFF_TOPIC), QUESTION)
+        docs(ON_TOPIC, "Paris is the capital of France.", OFF_TOPIC, cards=["a", "b", "c"]), QUESTION)
     scores = [d.metadata["scores"]["factuality"] for d in scored]
     assert scores[2] < min(scores[:2]) and scored[0].metadata["factuality"]["evidence"] == "Paris is the capital of France."
+
+
+def test_a_cards_own_samples_do_not_vouch_for_each_other():
+    claim = "Lyon is the capital of France."
+    scored = FactualitySelector(top_n=2).score_documents(docs(claim, claim, ON_TOPIC, cards=["a", "a", "b"]), QUESTION)
+    assert scored[0].metadata["factuality"]["evidence"] == ON_TOPIC  # not its twin from card a
 
 
 def test_llm_judge_uses_the_given_logprobs():
@@ -86,7 +98,7 @@ def test_llm_judge_uses_the_given_logprobs():
         return {"Yes": -0.05, "No": -3.0}
 
     selector = FactualitySelector(judge="llm", logprobs=logprobs)
-    scored = selector.score_documents(docs("A claim.", "Another claim."), QUESTION)
+    scored = selector.score_documents(docs("A claim.", "Another claim.", cards=["a", "b"]), QUESTION)
     assert scored[0].metadata["scores"]["factuality"] > 0.9
     assert prompts[0].startswith("Evidence: Another claim.\nClaim: A claim.")
 
