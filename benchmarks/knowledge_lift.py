@@ -2,10 +2,12 @@
 
 Runs `kcard eval`'s loop in one process (models load once) for each data set × method, on the first
 --limit questions, with every first-party card installed (so selection is not trivial). Writes
-benchmarks/results/knowledge-lift.{json,md} and PNGs; the per-question predictions with their
-traces go to --work (not committed).
+benchmarks/results/NAME.{json,md} and PNGs; the per-question predictions with their traces go to
+--work (not committed). A data set × method whose results.json in --work already covers the same
+questions, model and n1 is read, not run again: long runs resume, and `kcard eval --out WORK` runs
+count too.
 
-    python benchmarks/knowledge_lift.py --limit 30 [--methods vanilla,bottom-up,...] [--decide calibrated]
+    python benchmarks/knowledge_lift.py --limit 30 [--methods vanilla,bottom-up,...] [--model gemma-3-270m]
 """
 
 from __future__ import annotations
@@ -21,45 +23,69 @@ from common import HERE, write_result
 from kcard_core.chains import build_chain
 from kcard_core.evaluation.datasets import load_dataset
 from kcard_core.evaluation.run import METHODS, chain_for, evaluate
+from kcard_core.models import DEFAULT_MODEL
 from kcard_core.plugins import get_registry
 
 DATASETS = ("midterm-openbook", "midterm-2way", "midterm-4way")
 RESULTS = HERE / "results"
 
 
-def run(datasets, methods, limit: int, work: Path, decide: str) -> dict:
+def reusable(folder: Path, count: int, **wanted) -> dict | None:
+    """The results.json in ``folder`` if it covers ``count`` questions run with the ``wanted`` settings."""
+    path = folder / "results.json"
+    if not path.exists():
+        return None
+    result = json.loads(path.read_text())
+    config = {"model": DEFAULT_MODEL, "n1": 3, **{k: v for k, v in result["config"].items() if v is not None}}
+    wanted = json.loads(json.dumps(wanted))  # as stored: tuples become lists
+    same = result["metrics"]["count"] == count and all(config.get(k) == v for k, v in wanted.items())
+    return result if same else None
+
+
+def run(datasets, methods, limit: int, work: Path, decide: str, model: str, n1: int) -> dict:
     results = {}
     for name in datasets:
         dataset = load_dataset(name)
+        count = len(dataset.examples[:limit])
         for method in methods:
-            chain = chain_for(method, dataset, decide=decide)
-            config = {"method": method, "mode": chain.mode, "decide": decide,
-                      "cards": [c.name for c in getattr(chain, "cards", [])]}
-            results[(name, method)] = evaluate(dataset, chain, method, limit=limit, out_dir=work / name / method,
-                                               config=config)
-            print(name, method, results[(name, method)]["metrics"], flush=True)
+            folder = work / name / method
+            result = reusable(folder, count, model=model, n1=n1)
+            if result is None:
+                chain = chain_for(method, dataset, decide=decide, model=model, n1=n1)
+                config = {"method": method, "mode": chain.mode, "decide": decide, "model": model, "n1": n1,
+                          "cards": [c.name for c in getattr(chain, "cards", [])]}
+                result = evaluate(dataset, chain, method, limit=limit, out_dir=folder, config=config)
+            results[(name, method)] = result
+            print(name, method, result["metrics"], flush=True)
     return results
 
 
-ABLATIONS = {  # bottom-up variants on open book: name -> build_chain options
-    "all selectors, n1=3": {},
+ABLATIONS = {  # bottom-up variants on open book: name -> build_chain options over the run's own
+    "as run": {},
     "without relevance": {"selectors": ("pruning", "factuality")},
     "without pruning": {"selectors": ("relevance", "factuality")},
     "without factuality": {"selectors": ("relevance", "pruning")},
     "n1=1": {"n1": 1},
+    "n1=3": {"n1": 3},
     "n1=5": {"n1": 5},
-    "n2=3, n3=1": {"n2": 3, "n3": 1},
+    "n2=3": {"n2": 3},
+    "n2=10": {"n2": 10},
+    "n3=1": {"n3": 1},
+    "n3=2": {"n3": 2},
 }
 
 
-def ablations(limit: int, work: Path) -> dict[str, dict]:
-    """Bottom-up on the open-book subset with one selector switched off, or other n1 / n2 / n3."""
+def ablations(limit: int, work: Path, model: str, n1: int) -> dict[str, dict]:
+    """Bottom-up on the open-book subset with one selector switched off, or another n1 / n2 / n3."""
     dataset = load_dataset("midterm-openbook")
     results = {}
     for name, options in ABLATIONS.items():
-        chain = build_chain("bottom-up", **options)
+        options = {"model": model, "n1": n1, **options}
         folder = work / "ablations" / re.sub(r"\W+", "-", name)
-        result = evaluate(dataset, chain, "bottom-up", limit=limit, out_dir=folder, config=options)
+        result = reusable(folder, limit, **options)
+        if result is None:
+            chain = build_chain("bottom-up", **options)
+            result = evaluate(dataset, chain, "bottom-up", limit=limit, out_dir=folder, config=options)
         results[name] = {**{k: result["metrics"][k] for k in ("em", "f1")},
                          "seconds_per_question": result["seconds"]["per_question"]}
         print(name, results[name], flush=True)
@@ -128,7 +154,7 @@ def by_state(work: Path, method: str) -> dict[str, dict]:
     return {state: {"count": len(v), "em": round(100 * sum(v) / len(v), 1)} for state, v in sorted(groups.items())}
 
 
-def plots(analysis: dict, factuality: dict, out: Path) -> list[str]:
+def plots(analysis: dict, factuality: dict, out: Path, name: str) -> list[str]:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -150,47 +176,57 @@ def plots(analysis: dict, factuality: dict, out: Path) -> list[str]:
             ax.barh(list(data["cards"]), list(data["cards"].values()))
             ax.set(title=f"{method}: cards chosen", xlabel="times")
         fig.tight_layout()
-        fig.savefig(out / "knowledge-lift-top-down.png", dpi=110)
-        written.append("knowledge-lift-top-down.png")
+        fig.savefig(out / f"{name}-top-down.png", dpi=110)
+        written.append(f"{name}-top-down.png")
     if factuality:
         fig, ax = plt.subplots(figsize=(7, 3.2))
         ax.boxplot(list(factuality.values()), tick_labels=list(factuality), vert=False)
         ax.set(title="bottom-up: factuality score of each card's documents", xlabel="score")
         fig.tight_layout()
-        fig.savefig(out / "knowledge-lift-factuality.png", dpi=110)
-        written.append("knowledge-lift-factuality.png")
+        fig.savefig(out / f"{name}-factuality.png", dpi=110)
+        written.append(f"{name}-factuality.png")
     plt.close("all")
     return written
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--limit", type=int, default=30)
+    parser.add_argument("--limit", type=int, default=30, help="the first N questions of each data set (505: all)")
     parser.add_argument("--methods", default=",".join((*METHODS, "bottom-up+revise")))
     parser.add_argument("--datasets", default=",".join(DATASETS))
     parser.add_argument("--decide", default="calibrated", choices=["reply", "calibrated"])
-    parser.add_argument("--work", type=Path, default=HERE / "work" / "knowledge-lift")
+    parser.add_argument("--model", default=DEFAULT_MODEL, help="the base LLM")
+    parser.add_argument("--n1", type=int, default=3, help="documents per card")
+    parser.add_argument("--name", default="knowledge-lift", help="results/NAME.{json,md} and NAME-*.png")
+    parser.add_argument("--work", type=Path, help="predictions and traces [default: benchmarks/work/NAME]")
     parser.add_argument("--ablations", type=int, default=0, help="questions for the selector / n ablations (0: skip)")
     args = parser.parse_args()
+    work = args.work or HERE / "work" / args.name
     methods, datasets = args.methods.split(","), args.datasets.split(",")
-    results = run(datasets, methods, args.limit, args.work, args.decide)
-    analysis = top_down_analysis(args.work, datasets)
-    factuality = factuality_scores(args.work, datasets)
-    states = by_state(args.work, "bottom-up")
-    images = plots(analysis, factuality, RESULTS)
-    ablated = ablations(args.ablations, args.work) if args.ablations else {}
+    results = run(datasets, methods, args.limit, work, args.decide, args.model, args.n1)
+    analysis = top_down_analysis(work, datasets)
+    factuality = factuality_scores(work, datasets)
+    states = by_state(work, "bottom-up")
+    images = plots(analysis, factuality, RESULTS, args.name)
+    ablated = ablations(args.ablations, work, args.model, args.n1) if args.ablations else {}
     ablation_rows = "\n".join(f"| {name} | {r['em']:.1f} | {r['f1']:.1f} | {r['seconds_per_question']} |"
                                for name, r in ablated.items())
     cards = {name: card.manifest.description for name, card in get_registry().cards.items()}
+    counts = sorted({r["metrics"]["count"] for r in results.values()})
+    command = (f"python benchmarks/knowledge_lift.py --limit {args.limit} --methods {args.methods} --datasets "
+               f"{args.datasets} --decide {args.decide} --model {args.model} --n1 {args.n1} --name {args.name} "
+               f"--ablations {args.ablations}")
     report = f"""# Knowledge lift on MidtermQA
 
-The first {args.limit} questions of each MidtermQA setting; base LLM SmolLM2-135M-Instruct (Q4_1,
-llama.cpp, greedy); every first-party card installed ({', '.join(cards)}); top-down decides with
-`--decide {args.decide}`. Cells: score (wall seconds per question, 2 CPU cores). vanilla uses the
-data set's 5 demos; the knowledge methods use kcard's own 3 demos, which show knowledge in use.
-retrieval = bottom-up over the retrieval cards only; genread = the base LLM writes its own document;
-combined = top-down whose knowledge step runs bottom-up over the two best-matching cards;
-bottom-up+revise = bottom-up with verify-and-revise (knowledge-f1 utility, up to 2 revisions).
+{'/'.join(map(str, counts))} questions of each MidtermQA setting (the first ones; 505 is all); base LLM
+{args.model} (llama.cpp, greedy); every first-party card installed ({', '.join(cards)}); each card
+writes n1 = {args.n1} documents; top-down decides with `--decide {args.decide}`. Cells: score (wall
+seconds per question, 2 CPU cores). vanilla uses the data set's 5 demos; the knowledge methods use
+kcard's own demos, which show knowledge in use. Multiple choice: the LLM answers the question with the
+options out of sight and its answer is matched to an option by name; an answer naming none is asked
+again with the options shown. retrieval = bottom-up over the retrieval cards only; genread = the base
+LLM writes its own document; combined = top-down whose knowledge step runs bottom-up over the two
+best-matching cards; +revise = verify-and-revise (knowledge-f1 utility, up to 2 revisions).
 
 {table(results, methods)}
 
@@ -200,16 +236,17 @@ Top-down (yes = the base LLM asked for a card):
 
 {chr(10).join(f"![{image}]({image})" for image in images)}
 
-Bottom-up ablations (open book, first {args.ablations} questions):
+Bottom-up ablations and n1 / n2 / n3 sweeps (open book, first {args.ablations} questions; defaults n2 = 5, n3 = 3):
 
 | variant | EM | F1 | s / question |
 |---|---|---|---|
 {ablation_rows or "| not run | | | |"}
 
-Reproduce: `python benchmarks/knowledge_lift.py --limit {args.limit} --methods {args.methods} --decide {args.decide} --ablations {args.ablations}`
+Reproduce: `{command}`
 """
-    write_result("knowledge-lift", {
-        "limit": args.limit, "decide": args.decide, "cards": cards,
+    write_result(args.name, {
+        "limit": args.limit, "model": args.model, "n1": args.n1, "decide": args.decide, "cards": cards,
+        "command": command,
         "results": [{"dataset": d, "method": m, "metrics": r["metrics"], "seconds": r["seconds"]}
                     for (d, m), r in results.items()],
         "top_down": analysis, "bottom_up_by_state": states, "ablations": ablated,

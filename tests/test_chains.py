@@ -262,3 +262,35 @@ def test_limits_on_documents_knowledge_and_iterations(tmp_path, monkeypatch):
     monkeypatch.setenv("KCARD_MAX_ITERATIONS", "3")
     with pytest.raises(KcardError, match="max_iterations must be between 1 and 3"):
         TopDown(FakeListLLM(responses=["x"]), cards_, ByLength(), max_iterations=4)
+
+
+class Recording(FakeListLLM):
+    """A scripted LLM that also keeps every prompt it was given."""
+
+    prompts: list = []
+
+    def _call(self, prompt, stop=None, run_manager=None, **kwargs):
+        self.prompts.append(prompt)
+        return super()._call(prompt, stop, run_manager, **kwargs)
+
+
+QUESTION_WITH_OPTIONS = "Who won the race? Options: A. Kathy Warner; B. Dale Strong."
+
+
+def test_multiple_choice_is_answered_open_then_matched_to_an_option():
+    llm = Recording(responses=["Dale Strong"], prompts=[])
+    result = Vanilla(llm, examples=[]).invoke(QUESTION_WITH_OPTIONS)
+    assert result["answer"] == "B. Dale Strong"
+    assert llm.prompts == ["Question: Who won the race?\nAnswer:"]  # the options out of sight
+    assert result["trace"].turns == [{"question": "answered without the options, matched to one",
+                                      "reply": "Dale Strong", "option": "B"}]
+
+
+def test_an_open_answer_that_names_no_option_is_asked_again_with_the_options():
+    llm = Recording(responses=["Nobody knows", "A"], prompts=[])
+    chain = Vanilla(llm, examples=[])
+    assert chain.invoke(QUESTION_WITH_OPTIONS)["answer"] == "A"
+    assert llm.prompts[1] == f"Question: {QUESTION_WITH_OPTIONS}\nAnswer:"
+    llm.responses, llm.i = ["Dale Strong"], 0  # streamed: the matched option in one piece, then the trace
+    chunks = list(chain.stream(QUESTION_WITH_OPTIONS))
+    assert chunks[0] == {"answer": "B. Dale Strong"} and "trace" in chunks[1]

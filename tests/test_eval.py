@@ -8,7 +8,8 @@ import pytest
 
 from kcard_core.errors import KcardError
 from kcard_core.evaluation.datasets import load_dataset, parse_options
-from kcard_core.evaluation.metrics import choose_option, contains_answer, exact_match, f1, normalize
+from kcard_core.chains.prompts import split_options
+from kcard_core.evaluation.metrics import choose_option, contains_answer, exact_match, f1, named_option, normalize
 from kcard_core.evaluation.run import evaluate, summarise
 from kcard_core.trace import Trace
 
@@ -124,3 +125,17 @@ def test_a_named_option_outweighs_a_misplaced_letter():
     assert choose_option("A. Beth Van Duyne", options) == "B"  # small models write "A." by habit
     assert choose_option("A. Jan McDowell; B. Beth Van Duyne.", options) == "A"  # both named: the letter
     assert choose_option("John Smith Jr.", {"A": "John Smith", "B": "John Smith Jr."}) == "B"
+
+
+def test_named_option_reads_names_not_letters():
+    options = {"A": "Mike D. Rogers", "B": "Lin Veasey"}
+    assert named_option("Mike Rogers", options) == "A"  # the middle initial left out
+    assert named_option("Lin Veasey won the seat.", options) == "B"
+    assert named_option("A", options) is None and named_option("Nobody", options) is None
+
+
+def test_split_options_reads_kcards_own_format_only():
+    assert split_options("Who won? Options: A. J. D. Vance; B. Bob Healey Jr..") == (
+        "Who won?", {"A": "J. D. Vance", "B": "Bob Healey Jr."})
+    assert split_options("Who won? Options: see below") == ("Who won? Options: see below", {})
+    assert split_options("Who won?") == ("Who won?", {})
