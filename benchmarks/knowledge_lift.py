@@ -16,13 +16,14 @@ import argparse
 import json
 import re
 from collections import Counter, defaultdict
+from itertools import islice
 from pathlib import Path
 
 from common import HERE, write_result
 
 from kcard_core.chains import build_chain
 from kcard_core.evaluation.datasets import load_dataset
-from kcard_core.evaluation.run import METHODS, chain_for, evaluate
+from kcard_core.evaluation.run import METHODS, chain_for, evaluate, summarise
 from kcard_core.models import DEFAULT_MODEL
 from kcard_core.plugins import get_registry
 
@@ -30,16 +31,30 @@ DATASETS = ("midterm-openbook", "midterm-2way", "midterm-4way")
 RESULTS = HERE / "results"
 
 
-def reusable(folder: Path, count: int, **wanted) -> dict | None:
-    """The results.json in ``folder`` if it covers ``count`` questions run with the ``wanted`` settings."""
+def stored(folder: Path, **wanted) -> dict | None:
+    """The results.json in ``folder`` if it was run with the ``wanted`` settings."""
     path = folder / "results.json"
     if not path.exists():
         return None
     result = json.loads(path.read_text())
     config = {"model": DEFAULT_MODEL, "n1": 3, **{k: v for k, v in result["config"].items() if v is not None}}
     wanted = json.loads(json.dumps(wanted))  # as stored: tuples become lists
-    same = result["metrics"]["count"] == count and all(config.get(k) == v for k, v in wanted.items())
-    return result if same else None
+    return result if all(config.get(k) == v for k, v in wanted.items()) else None
+
+
+def reusable(folder: Path, count: int, **wanted) -> dict | None:
+    """The stored result for the first ``count`` questions: the run itself, or the first ``count``
+    answers of a longer run with the same settings (questions are asked in order, decoding is greedy)."""
+    result = stored(folder, **wanted)
+    if result is None or result["metrics"]["count"] < count:
+        return None
+    if result["metrics"]["count"] > count:
+        with (folder / "predictions.jsonl").open() as lines:
+            rows = [json.loads(line) for line in islice(lines, count)]
+        seconds = sum(row["seconds"] for row in rows)
+        result = {**result, "metrics": summarise(rows),
+                  "seconds": {"total": round(seconds, 1), "per_question": round(seconds / count, 2)}}
+    return result
 
 
 def run(datasets, methods, limit: int, work: Path, decide: str, model: str, n1: int) -> dict:
@@ -90,6 +105,18 @@ def ablations(limit: int, work: Path, model: str, n1: int) -> dict[str, dict]:
                          "seconds_per_question": result["seconds"]["per_question"]}
         print(name, results[name], flush=True)
     return results
+
+
+def complete_runs(datasets, methods, work: Path, **wanted) -> dict:
+    """The data set × method runs in ``work`` that asked every question of the data set."""
+    runs = {}
+    for name in datasets:
+        size = len(load_dataset(name).examples)
+        for method in methods:
+            result = stored(work / name / method, **wanted)
+            if result and result["metrics"]["count"] == size:
+                runs[(name, method)] = result
+    return runs
 
 
 def table(results: dict, methods) -> str:
@@ -154,6 +181,12 @@ def by_state(work: Path, method: str) -> dict[str, dict]:
     return {state: {"count": len(v), "em": round(100 * sum(v) / len(v), 1)} for state, v in sorted(groups.items())}
 
 
+def state_line(states: dict) -> str:
+    """States from the lowest EM up: "Ohio 40.0 (15), ..."."""
+    ranked = sorted(states.items(), key=lambda item: (item[1]["em"], item[0]))
+    return ", ".join(f"{state} {r['em']:.0f} ({r['count']})" for state, r in ranked) or "not run"
+
+
 def plots(analysis: dict, factuality: dict, out: Path, name: str) -> list[str]:
     import matplotlib
 
@@ -204,6 +237,7 @@ def main() -> None:
     work = args.work or HERE / "work" / args.name
     methods, datasets = args.methods.split(","), args.datasets.split(",")
     results = run(datasets, methods, args.limit, work, args.decide, args.model, args.n1)
+    full = complete_runs(datasets, methods, work, model=args.model, n1=args.n1)
     analysis = top_down_analysis(work, datasets)
     factuality = factuality_scores(work, datasets)
     states = by_state(work, "bottom-up")
@@ -230,11 +264,18 @@ best-matching cards; +revise = verify-and-revise (knowledge-f1 utility, up to 2 
 
 {table(results, methods)}
 
+Every question (505 per setting), for the methods run on all of them:
+
+{table(full, [m for m in methods if any(key[1] == m for key in full)]) if full else "not run"}
+
 Top-down (yes = the base LLM asked for a card):
 
 {chr(10).join(f"- {m}: {d['confusion']}; cards chosen {d['cards']}" for m, d in analysis.items()) or "- not run"}
 
 {chr(10).join(f"![{image}]({image})" for image in images)}
+
+Bottom-up open-book EM by state (every answer in the work folder; the paper's "incumbent lost" slice is
+not derivable from the data): {state_line(states)}
 
 Bottom-up ablations and n1 / n2 / n3 sweeps (open book, first {args.ablations} questions; defaults n2 = 5, n3 = 3):
 
@@ -249,6 +290,8 @@ Reproduce: `{command}`
         "command": command,
         "results": [{"dataset": d, "method": m, "metrics": r["metrics"], "seconds": r["seconds"]}
                     for (d, m), r in results.items()],
+        "complete_runs": [{"dataset": d, "method": m, "metrics": r["metrics"], "seconds": r["seconds"],
+                           "date": r["date"]} for (d, m), r in full.items()],
         "top_down": analysis, "bottom_up_by_state": states, "ablations": ablated,
         "factuality": {card: {"count": len(v), "mean": round(sum(v) / len(v), 3)} for card, v in factuality.items()},
     }, report)

@@ -23,6 +23,16 @@ class ByLength(Selector):
         return sorted(scored, key=lambda d: -d.metadata["scores"][self.name])[: self.keep]
 
 
+class Recording(FakeListLLM):
+    """A scripted LLM that also keeps every prompt it was given."""
+
+    prompts: list = []
+
+    def _call(self, prompt, stop=None, run_manager=None, **kwargs):
+        self.prompts.append(prompt)
+        return super()._call(prompt, stop, run_manager, **kwargs)
+
+
 @pytest.fixture
 def cards(tmp_path):
     backend = FakeBackend(fail_for="broken")
@@ -63,23 +73,34 @@ def test_stream_yields_answer_chunks_then_the_trace(cards):
 
 
 def test_top_down_auto_matches_the_stated_need_to_a_description(cards):
-    llm = FakeListLLM(responses=["Yes", "The results of the elections", "Raphael Warnock"])
+    llm = Recording(responses=["Yes", "The results of the elections", "Raphael Warnock"], prompts=[])
     chain = TopDown(llm, cards[:2], ByLength(name="factuality"), n1=2, examples=[])
     result = chain.invoke("Who won the 2022 Georgia senate race?")
     trace = result["trace"]
     assert result["answer"] == "Raphael Warnock"
     assert trace.cards[0]["card"] == "politics"
-    assert "Do you need more information? (Yes or No) Yes\nWhat kind of information do you need? " \
-           "The results of the elections\nKnowledge: politics knows fact" in trace.prompt
+    assert llm.prompts[1].endswith("Do you need more information? (Yes or No) Yes\n"
+                                   "What kind of information do you need?")
+    # the answer is read as bottom-up reads it: the knowledge, then the question
+    assert llm.prompts[2].startswith("Knowledge: politics knows fact")
+    assert llm.prompts[2].endswith("\nQuestion: Who won the 2022 Georgia senate race?\nAnswer:")
     assert sum(doc["used"] for doc in trace.documents.values()) == 1
 
 
 def test_top_down_exp_maps_the_named_source_to_a_card(cards):
-    llm = FakeListLLM(responses=["yes.", "I would ask Science.", "42"])
+    llm = Recording(responses=["yes.", "I would ask Science.", "42"], prompts=[])
     chain = TopDown(llm, cards[:2], ByLength(name="factuality"), explicit=True, n1=1, examples=[])
     trace = chain.invoke("What is the boiling point of water?")["trace"]
-    assert "Choose an information source from the following: science, politics." in trace.prompt
+    assert llm.prompts[1].endswith("Choose an information source from the following: science, politics.\nSource:")
     assert trace.cards[0]["card"] == "science"
+
+
+def test_top_down_exp_matches_the_question_when_no_source_is_named(cards):
+    llm = FakeListLLM(responses=["Yes", "", "Warnock"])
+    chain = TopDown(llm, cards[:2], ByLength(name="factuality"), explicit=True, n1=1, examples=[])
+    trace = chain.invoke("Which senators won the elections?")["trace"]
+    assert trace.cards[0]["card"] == "politics"
+    assert "closest description instead" in trace.turns[-1]["how"]
 
 
 def test_top_down_stops_when_the_llm_says_no(cards):
@@ -94,7 +115,7 @@ def test_top_down_iterates_up_to_max_iterations(cards):
     chain = TopDown(llm, cards[:2], ByLength(name="factuality"), n1=1, max_iterations=2, examples=[])
     trace = chain.invoke("q?")["trace"]
     assert [c["card"] for c in trace.cards] == ["science", "politics"]
-    assert trace.prompt.count("Knowledge:") == 2
+    assert trace.prompt.startswith("Knowledge: science knows fact 0 about q?. politics knows fact 0 about q?.")
 
 
 @pytest.mark.parametrize("reply, expected", [
@@ -108,7 +129,8 @@ def test_yes_no_comes_from_the_first_word_only(reply, expected):
 
 @pytest.mark.parametrize("reply, expected", [
     ("news", "news"), ("I'd choose the News source", "news"), ("news-2022", "news-2022"),
-    ("scince", "science"), ("the weather", None),
+    ("scince", "science"), ("the weather", None), ("news-2022, news, science", "news-2022"),
+    ("science, then news-2022", "science"),
 ])
 def test_card_names_are_matched_exactly_then_fuzzily(reply, expected):
     assert match_card_name(reply, ["news", "news-2022", "science"])[0] == expected
@@ -262,16 +284,6 @@ def test_limits_on_documents_knowledge_and_iterations(tmp_path, monkeypatch):
     monkeypatch.setenv("KCARD_MAX_ITERATIONS", "3")
     with pytest.raises(KcardError, match="max_iterations must be between 1 and 3"):
         TopDown(FakeListLLM(responses=["x"]), cards_, ByLength(), max_iterations=4)
-
-
-class Recording(FakeListLLM):
-    """A scripted LLM that also keeps every prompt it was given."""
-
-    prompts: list = []
-
-    def _call(self, prompt, stop=None, run_manager=None, **kwargs):
-        self.prompts.append(prompt)
-        return super()._call(prompt, stop, run_manager, **kwargs)
 
 
 QUESTION_WITH_OPTIONS = "Who won the race? Options: A. Kathy Warner; B. Dale Strong."

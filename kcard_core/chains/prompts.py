@@ -15,7 +15,8 @@ NEED_MORE = "Do you need more information? (Yes or No)"
 NEED_MORE_TEMPLATES = (NEED_MORE, "Is more information needed here? (Yes or No)",
                        "Would you like additional information? (Yes or No)")
 WHAT_KIND = "What kind of information do you need?"
-CHOOSE_SOURCE = "Choose an information source from the following: {sources}."
+# the paper's sentence, then a cue: after a bare "." small LLMs start a new line, which ends the reply
+CHOOSE_SOURCE = "Choose an information source from the following: {sources}.\nSource:"
 GENREAD = "Generate a background document from Wikipedia to answer the given question. {question}"
 
 

@@ -13,8 +13,8 @@ from typing import Callable, Sequence
 from langchain_core.runnables import RunnableConfig
 
 from kcard_core.chains.base import KnowledgeChain
-from kcard_core.chains.prompts import (CHOOSE_SOURCE, NEED_MORE, NEED_MORE_TEMPLATES, TOP_DOWN_EXAMPLES, WHAT_KIND,
-                                       one_line, top_down_start)
+from kcard_core.chains.prompts import (BOTTOM_UP_EXAMPLES, CHOOSE_SOURCE, NEED_MORE, NEED_MORE_TEMPLATES,
+                                       TOP_DOWN_EXAMPLES, WHAT_KIND, bottom_up_prompt, one_line, top_down_start)
 from kcard_core.config import limit
 from kcard_core.errors import KcardError
 from kcard_core.selectors import SelectorPipeline, lexical_similarity
@@ -32,11 +32,12 @@ def parse_yes_no(reply: str) -> bool | None:
 
 
 def match_card_name(reply: str, names: Sequence[str]) -> tuple[str | None, str]:
-    """The card the reply names: exact word, then close spelling. (name, how) or (None, why not)."""
+    """The card the reply names first: exact word, then close spelling. (name, how) or (None, why not)."""
     lowered = reply.lower()
-    for name in sorted(names, key=len, reverse=True):  # "news-2022" before "news"
-        if re.search(rf"(?<![\w-]){re.escape(name.lower())}(?![\w-])", lowered):
-            return name, "named"
+    named = {found.start(): name for name in names  # whole names only: "news" is not in "news-2022"
+             if (found := re.search(rf"(?<![\w-]){re.escape(name.lower())}(?![\w-])", lowered))}
+    if named:
+        return named[min(named)], "named"
     words = re.findall(r"[\w-]+", lowered)
     for word in words:
         close = difflib.get_close_matches(word, [n.lower() for n in names], n=1, cutoff=0.75)
@@ -78,7 +79,7 @@ class TopDown(KnowledgeChain):
         return "top-down-exp" if self.explicit else "top-down-auto"
 
     def prepare(self, question: str, trace: Trace, config: RunnableConfig | None) -> str:
-        prompt = top_down_start(question, self.examples, self.explicit)
+        prompt, knowledge = top_down_start(question, self.examples, self.explicit), []
         for iteration in range(1, self.max_iterations + 1):  # a real counter (the paper's forgets to count)
             votes = [self.needs_more(prompt, template, iteration, trace, config) for template in self.templates]
             need = sum(votes) * 2 > len(votes)  # the majority; an undecided reply voted yes already
@@ -89,9 +90,14 @@ class TopDown(KnowledgeChain):
             prompt += f"{NEED_MORE} {'Yes' if need else 'No'}\n"
             if not need:
                 break
-            prompt, knowledge = self.knowledge_for(prompt, question, trace, config)
-            if knowledge:
-                prompt += f"Knowledge: {one_line(knowledge)}\n"
+            prompt, found = self.knowledge_for(prompt, question, trace, config)
+            if found:
+                prompt += f"Knowledge: {one_line(found)}\n"
+                knowledge.append(found)
+        # The answer is read as bottom-up reads it: after this dialogue's two demos small LLMs copy the
+        # whole document as their answer; the reading demos show a short answer drawn from knowledge.
+        if knowledge:
+            return bottom_up_prompt(question, knowledge, BOTTOM_UP_EXAMPLES if self.examples else [])
         return prompt + "Answer:"
 
     def needs_more(self, prompt: str, template: str, iteration: int, trace: Trace,
@@ -111,7 +117,7 @@ class TopDown(KnowledgeChain):
 
     def knowledge_for(self, prompt: str, question: str, trace: Trace, config: RunnableConfig | None):
         """(the prompt with the card choice, the knowledge): one card chosen, its most factual document."""
-        card, why, prompt = self.choose_card(prompt, trace, config)
+        card, why, prompt = self.choose_card(prompt, question, trace, config)
         trace.cards.append({"card": card.name, "why": why})
         return prompt, self.best_document(card, question, trace, config)
 
@@ -121,27 +127,27 @@ class TopDown(KnowledgeChain):
             self._content_free[template] = self.yes_probability(start + template)
         return self._content_free[template]
 
-    def choose_card(self, prompt: str, trace: Trace, config: RunnableConfig | None):
+    def choose_card(self, prompt: str, question: str, trace: Trace, config: RunnableConfig | None):
         names = list(self.by_name)
         if self.explicit:
             prompt += CHOOSE_SOURCE.format(sources=", ".join(names))
             reply = self.ask(prompt, config)
             name, how = match_card_name(reply, names)
-            if name is None:  # a sane fallback: treat the reply as a need and match descriptions
-                name, how = self.match_description(reply), f"{how}; closest description instead"
+            if name is None:  # a sane fallback: the reply (or, if empty, the question) matched to descriptions
+                name, how = self.match_description(reply or question), f"{how}; closest description instead"
             trace.turns.append({"question": "choose a source", "reply": reply, "card": name, "how": how})
             why = f"the base LLM chose {reply!r} ({how})"
         else:
             prompt += WHAT_KIND
             reply = self.ask(prompt, config)
-            name = self.match_description(reply)
+            name = self.match_description(reply or question)
             trace.turns.append({"question": WHAT_KIND, "reply": reply, "card": name})
             why = f"its description is closest to the stated need {reply!r}"
         return self.by_name[name], why, prompt + f" {one_line(reply)}\n"
 
     def match_description(self, need: str) -> str:
         names = list(self.by_name)
-        scores = self.similarity(need or "general knowledge", [self.by_name[n].description for n in names])
+        scores = self.similarity(need, [self.by_name[n].description for n in names])
         return names[max(range(len(names)), key=scores.__getitem__)]
 
     def best_document(self, card, question: str, trace: Trace, config: RunnableConfig | None) -> str | None:
@@ -176,7 +182,7 @@ class Combined(TopDown):
         prompt += WHAT_KIND
         need = self.ask(prompt, config)
         names = list(self.by_name)
-        scores = self.similarity(need or "general knowledge", [self.by_name[n].description for n in names])
+        scores = self.similarity(need or question, [self.by_name[n].description for n in names])
         pool = sorted(names, key=lambda n: -scores[names.index(n)])[: self.pool_size]
         trace.turns.append({"question": WHAT_KIND, "reply": need, "cards": pool})
         trace.cards += [{"card": name, "why": f"one of the {len(pool)} descriptions closest to {need!r}"}
