@@ -23,6 +23,7 @@ from common import HERE, write_result
 
 from kcard_core.chains import build_chain
 from kcard_core.evaluation.datasets import load_dataset
+from kcard_core.evaluation.metrics import normalize
 from kcard_core.evaluation.run import METHODS, chain_for, evaluate, summarise
 from kcard_core.models import DEFAULT_MODEL
 from kcard_core.plugins import get_registry
@@ -57,7 +58,10 @@ def reusable(folder: Path, count: int, **wanted) -> dict | None:
     return result
 
 
-def run(datasets, methods, limit: int, work: Path, decide: str, model: str, n1: int) -> dict:
+def run(datasets, methods, limit: int, work: Path, decide: str, model: str, n1: int,
+        report_only: bool = False) -> dict:
+    """Each data set × method's result on the first ``limit`` questions: reused when stored, else run
+    (with ``report_only``, left out: the report shows what has finished)."""
     results = {}
     for name in datasets:
         dataset = load_dataset(name)
@@ -65,6 +69,8 @@ def run(datasets, methods, limit: int, work: Path, decide: str, model: str, n1: 
         for method in methods:
             folder = work / name / method
             result = reusable(folder, count, model=model, n1=n1)
+            if result is None and report_only:
+                continue
             if result is None:
                 chain = chain_for(method, dataset, decide=decide, model=model, n1=n1)
                 config = {"method": method, "mode": chain.mode, "decide": decide, "model": model, "n1": n1,
@@ -90,14 +96,24 @@ ABLATIONS = {  # bottom-up variants on open book: name -> build_chain options ov
 }
 
 
-def ablations(limit: int, work: Path, model: str, n1: int) -> dict[str, dict]:
+def ablations(limit: int, work: Path, model: str, n1: int, report_only: bool = False) -> dict[str, dict]:
     """Bottom-up on the open-book subset with one selector switched off, or another n1 / n2 / n3."""
     dataset = load_dataset("midterm-openbook")
-    results = {}
+    results, done = {}, {}  # done: options as JSON -> the variant that ran with them
     for name, options in ABLATIONS.items():
         options = {"model": model, "n1": n1, **options}
-        folder = work / "ablations" / re.sub(r"\W+", "-", name)
+        key = json.dumps(options, sort_keys=True)
+        if key in done:  # e.g. "n1=1" when the run's own n1 is 1
+            if done[key] in results:
+                results[f"{name} (= {done[key]})"] = results[done[key]]
+            continue
+        done[key] = name
+        # "as run" is the main open-book run's first questions
+        folder = work / "midterm-openbook" / "bottom-up" if name == "as run" else \
+            work / "ablations" / re.sub(r"\W+", "-", name)
         result = reusable(folder, limit, **options)
+        if result is None and report_only:
+            continue
         if result is None:
             chain = build_chain("bottom-up", **options)
             result = evaluate(dataset, chain, "bottom-up", limit=limit, out_dir=folder, config=options)
@@ -181,6 +197,24 @@ def by_state(work: Path, method: str) -> dict[str, dict]:
     return {state: {"count": len(v), "em": round(100 * sum(v) / len(v), 1)} for state, v in sorted(groups.items())}
 
 
+def where_it_fails(work: Path, method: str = "bottom-up") -> dict:
+    """Open book: did a card write the answer, did the selectors keep it, and is a wrong answer
+    read from the knowledge (a name in it, usually the race's loser) or made up?"""
+    counts = Counter()
+    for row in predictions(work, "midterm-openbook", method):
+        golds = [normalize(answer) for answer in row["answers"]]
+        documents = row["trace"]["documents"]
+        used = normalize(" ".join(doc["text"] for doc in documents if doc.get("used")))
+        counts["questions"] += 1
+        counts["answer in a card's document"] += any(g in normalize(d["text"]) for d in documents for g in golds)
+        counts["answer in the knowledge used"] += any(g in used for g in golds)
+        if not correct(row):
+            counts["wrong"] += 1
+            counts["wrong, read from the knowledge"] += bool(normalize(row["prediction"])) and \
+                normalize(row["prediction"]) in used
+    return dict(counts)
+
+
 def state_line(states: dict) -> str:
     """States from the lowest EM up: "Ohio 40.0 (15), ..."."""
     ranked = sorted(states.items(), key=lambda item: (item[1]["em"], item[0]))
@@ -233,16 +267,18 @@ def main() -> None:
     parser.add_argument("--name", default="knowledge-lift", help="results/NAME.{json,md} and NAME-*.png")
     parser.add_argument("--work", type=Path, help="predictions and traces [default: benchmarks/work/NAME]")
     parser.add_argument("--ablations", type=int, default=0, help="questions for the selector / n ablations (0: skip)")
+    parser.add_argument("--report-only", action="store_true", help="run nothing: report the finished runs in --work")
     args = parser.parse_args()
     work = args.work or HERE / "work" / args.name
     methods, datasets = args.methods.split(","), args.datasets.split(",")
-    results = run(datasets, methods, args.limit, work, args.decide, args.model, args.n1)
+    results = run(datasets, methods, args.limit, work, args.decide, args.model, args.n1, args.report_only)
     full = complete_runs(datasets, methods, work, model=args.model, n1=args.n1)
     analysis = top_down_analysis(work, datasets)
     factuality = factuality_scores(work, datasets)
     states = by_state(work, "bottom-up")
+    failures = where_it_fails(work)
     images = plots(analysis, factuality, RESULTS, args.name)
-    ablated = ablations(args.ablations, work, args.model, args.n1) if args.ablations else {}
+    ablated = ablations(args.ablations, work, args.model, args.n1, args.report_only) if args.ablations else {}
     ablation_rows = "\n".join(f"| {name} | {r['em']:.1f} | {r['f1']:.1f} | {r['seconds_per_question']} |"
                                for name, r in ablated.items())
     cards = {name: card.manifest.description for name, card in get_registry().cards.items()}
@@ -274,6 +310,8 @@ Top-down (yes = the base LLM asked for a card):
 
 {chr(10).join(f"![{image}]({image})" for image in images)}
 
+Where bottom-up fails on open book (every answer in the work folder): {failures or "not run"}
+
 Bottom-up open-book EM by state (every answer in the work folder; the paper's "incumbent lost" slice is
 not derivable from the data): {state_line(states)}
 
@@ -292,7 +330,7 @@ Reproduce: `{command}`
                     for (d, m), r in results.items()],
         "complete_runs": [{"dataset": d, "method": m, "metrics": r["metrics"], "seconds": r["seconds"],
                            "date": r["date"]} for (d, m), r in full.items()],
-        "top_down": analysis, "bottom_up_by_state": states, "ablations": ablated,
+        "top_down": analysis, "bottom_up_by_state": states, "bottom_up_failures": failures, "ablations": ablated,
         "factuality": {card: {"count": len(v), "mean": round(sum(v) / len(v), 3)} for card, v in factuality.items()},
     }, report)
 
