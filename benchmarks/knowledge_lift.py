@@ -160,19 +160,26 @@ def correct(row: dict) -> bool:
     return bool(scores.get("em", scores.get("accuracy", 0.0)))
 
 
+TOP_DOWN = ("top-down-auto", "top-down-exp", "top-down-auto+ensemble", "combined")
+
+
 def top_down_analysis(work: Path, datasets) -> dict:
-    """Per top-down mode: yes/no × correct/incorrect, and which cards were chosen."""
+    """Per top-down mode: yes/no × correct/incorrect, which cards were chosen, and with the yes/no
+    ensemble how often its three templates agreed."""
     analysis = {}
-    for method in ("top-down-auto", "top-down-exp"):
-        confusion, chosen = Counter(), Counter()
+    for method in TOP_DOWN:
+        confusion, chosen, votes = Counter(), Counter(), Counter()
         for dataset in datasets:
             for row in predictions(work, dataset, method):
                 asked = bool(row["trace"]["cards"])
                 confusion[("yes" if asked else "no", "correct" if correct(row) else "incorrect")] += 1
                 chosen.update(card["card"] for card in row["trace"]["cards"])
+                votes.update(turn["unanimous"] for turn in row["trace"]["turns"] if "unanimous" in turn)
         if confusion:
             analysis[method] = {"confusion": {f"{a}/{c}": n for (a, c), n in sorted(confusion.items())},
                                 "cards": dict(chosen.most_common())}
+            if votes:
+                analysis[method]["templates agreed"] = f"{votes[True]} of {votes.total()} decisions"
     return analysis
 
 
@@ -291,7 +298,8 @@ def main() -> None:
 {'/'.join(map(str, counts))} questions of each MidtermQA setting (the first ones; 505 is all); base LLM
 {args.model} (llama.cpp, greedy); every first-party card installed ({', '.join(cards)}); each card
 writes n1 = {args.n1} documents; top-down decides with `--decide {args.decide}`. Cells: score (wall
-seconds per question, 2 CPU cores). vanilla uses the data set's 5 demos; the knowledge methods use
+seconds per question, 2 CPU cores; card documents come from kcard's on-disk generation cache when the
+same card wrote for the same question before, in another setting or an earlier run). vanilla uses the data set's 5 demos; the knowledge methods use
 kcard's own demos, which show knowledge in use. Multiple choice: the LLM answers the question with the
 options out of sight and its answer is matched to an option by name; an answer naming none is asked
 again with the options shown. retrieval = bottom-up over the retrieval cards only; genread = the base
@@ -306,7 +314,7 @@ Every question (505 per setting), for the methods run on all of them:
 
 Top-down (yes = the base LLM asked for a card):
 
-{chr(10).join(f"- {m}: {d['confusion']}; cards chosen {d['cards']}" for m, d in analysis.items()) or "- not run"}
+{chr(10).join(f"- {m}: {'; '.join(f'{k} {v}' for k, v in d.items())}" for m, d in analysis.items()) or "- not run"}
 
 {chr(10).join(f"![{image}]({image})" for image in images)}
 

@@ -126,6 +126,7 @@ def ask(question: str, selector_names: str, gate: str | None, popularity_name: s
 @click.option("--selectors", "selector_names", default="relevance,pruning,factuality", show_default=True)
 @click.option("--decide", type=click.Choice(["reply", "calibrated"]), default="reply", show_default=True)
 @click.option("--revise", default=None, metavar="UTILITY", help="Verify-and-revise every answer with this utility.")
+@click.option("--ensemble", is_flag=True, help="Top-down: ask three wordings of the yes/no question; follow the majority.")
 @click.option("--seed", default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 def eval_command(dataset: str, methods: tuple[str, ...], cards: tuple[str, ...], limit: int | None,
@@ -142,7 +143,8 @@ def eval_command(dataset: str, methods: tuple[str, ...], cards: tuple[str, ...],
     results = []
     for method in methods or ("vanilla", "bottom-up"):
         chain = chain_for(method, loaded, list(cards), **options)
-        label = f"{method}+revise" if options["revise"] and not method.endswith("+revise") else method
+        label = method + "".join(f"+{flag}" for flag in ("revise", "ensemble")
+                                 if options[flag] and f"+{flag}" not in method)
         config = {**options, "method": label, "mode": chain.mode, "limit": limit,
                   "cards": [card.name for card in getattr(chain, "cards", [])]}
         result = evaluate(loaded, chain, label, limit=limit, out_dir=Path(out_dir) / loaded.name / label,

@@ -103,6 +103,18 @@ def test_summarise_means_are_percentages():
     assert summarise(records) == {"em": 50.0, "f1": 37.5, "count": 2}
 
 
+def test_method_suffixes_switch_on_revise_and_ensemble(monkeypatch):
+    import kcard_core.chains
+    from kcard_core.evaluation.run import chain_for
+
+    monkeypatch.setattr(kcard_core.chains, "build_chain", lambda mode, **options: (mode, options))
+    dataset = load_dataset("midterm-openbook")
+    mode, options = chain_for("top-down-auto+ensemble+revise", dataset)
+    assert mode == "top-down-auto" and options["ensemble"] and options["revise"] == "knowledge-f1"
+    mode, options = chain_for("top-down-exp", dataset)
+    assert mode == "top-down-exp" and not options["ensemble"] and options["revise"] is None
+
+
 @pytest.mark.slow
 def test_kcard_eval_for_real_on_three_questions(tmp_path):
     """The base LLM alone and bottom-up with the midterm retrieval card, on SmolLM2, three questions."""

@@ -58,18 +58,20 @@ def chain_examples(dataset: Dataset, method: str) -> list[dict] | None:
 def chain_for(method: str, dataset: Dataset, cards: list[str] | None = None, revise: str | None = None,
               **options: Any):
     """The chain that runs ``method`` on ``dataset``: "retrieval" is bottom-up over the installed
-    retrieval cards (of ``cards``, when given); "METHOD+revise" adds verify-and-revise (knowledge-f1)."""
+    retrieval cards (of ``cards``, when given); "METHOD+revise" adds verify-and-revise (knowledge-f1),
+    "METHOD+ensemble" top-down's yes/no ensemble."""
     from kcard_core.chains import build_chain
     from kcard_core.errors import KcardError
     from kcard_core.plugins import get_registry
 
-    base = method.removesuffix("+revise")
+    base, *extras = method.split("+")
+    options["ensemble"] = options.get("ensemble") or "ensemble" in extras
     if base == "retrieval":
         cards = [name for name, card in get_registry().cards.items()
                  if card.manifest.type == "retrieval" and (not cards or name in cards)]
         if not cards:
             raise KcardError("the retrieval method needs a retrieval card: none is installed (or named)")
-    revise = revise or ("knowledge-f1" if method.endswith("+revise") else None)
+    revise = revise or ("knowledge-f1" if "revise" in extras else None)
     return build_chain("bottom-up" if base == "retrieval" else base, cards=cards or None, revise=revise,
                        examples=chain_examples(dataset, base), **options)
 
