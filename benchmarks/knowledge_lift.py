@@ -216,9 +216,9 @@ def where_it_fails(work: Path, method: str = "bottom-up") -> dict:
         counts["answer in a card's document"] += any(g in normalize(d["text"]) for d in documents for g in golds)
         counts["answer in the knowledge used"] += any(g in used for g in golds)
         if not correct(row):
+            prediction = normalize(row["prediction"])
             counts["wrong"] += 1
-            counts["wrong, read from the knowledge"] += bool(normalize(row["prediction"])) and \
-                normalize(row["prediction"]) in used
+            counts["wrong, read from the knowledge"] += bool(prediction) and prediction in used
     return dict(counts)
 
 
@@ -299,12 +299,13 @@ def main() -> None:
 {args.model} (llama.cpp, greedy); every first-party card installed ({', '.join(cards)}); each card
 writes n1 = {args.n1} documents; top-down decides with `--decide {args.decide}`. Cells: score (wall
 seconds per question, 2 CPU cores; card documents come from kcard's on-disk generation cache when the
-same card wrote for the same question before, in another setting or an earlier run). vanilla uses the data set's 5 demos; the knowledge methods use
-kcard's own demos, which show knowledge in use. Multiple choice: the LLM answers the question with the
-options out of sight and its answer is matched to an option by name; an answer naming none is asked
-again with the options shown. retrieval = bottom-up over the retrieval cards only; genread = the base
-LLM writes its own document; combined = top-down whose knowledge step runs bottom-up over the two
-best-matching cards; +revise = verify-and-revise (knowledge-f1 utility, up to 2 revisions).
+same card wrote for the same question before, in another setting or an earlier run). vanilla uses the
+data set's 5 demos; the knowledge methods use kcard's own demos, which show knowledge in use. Multiple
+choice: the LLM answers the question with the options out of sight and its answer is matched to an
+option by name; an answer naming none is asked again with the options shown. retrieval = bottom-up over
+the retrieval cards only; genread = the base LLM writes its own document; combined = top-down whose
+knowledge step runs bottom-up over the two best-matching cards; +revise = verify-and-revise
+(knowledge-f1 utility, up to 2 revisions).
 
 {table(results, methods)}
 
