@@ -254,7 +254,7 @@ def plots(analysis: dict, factuality: dict, out: Path, name: str) -> list[str]:
         written.append(f"{name}-top-down.png")
     if factuality:
         fig, ax = plt.subplots(figsize=(7, 3.2))
-        ax.boxplot(list(factuality.values()), tick_labels=list(factuality), vert=False)
+        ax.boxplot(list(factuality.values()), tick_labels=list(factuality), orientation="horizontal")
         ax.set(title="bottom-up: factuality score of each card's documents", xlabel="score")
         fig.tight_layout()
         fig.savefig(out / f"{name}-factuality.png", dpi=110)

@@ -5,7 +5,7 @@ Runs `kcard eval popqa` for the base LLM alone (vanilla) and with the cards (bot
 PopQA's dev questions, then `kcard calibrate`'s brute-force thresholds per relation, averaged over
 random 75/25 dev/test splits.
 
-    python benchmarks/popularity_gate.py [--limit 150]
+    python benchmarks/popularity_gate.py [--limit 150] [--model gemma-3-270m] [--n1 1]
 """
 
 from __future__ import annotations
@@ -17,16 +17,20 @@ import sys
 
 from common import HERE, write_result
 
+from kcard_core.models import DEFAULT_MODEL
+
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--limit", type=int, default=150)
     parser.add_argument("--splits", type=int, default=100)
+    parser.add_argument("--model", default=DEFAULT_MODEL, help="the base LLM")
+    parser.add_argument("--n1", type=int, default=3, help="documents per card")
     args = parser.parse_args()
     runs = HERE / "work" / "popularity"
     kcard = [sys.executable, "-m", "kcard_core"]
     subprocess.run(kcard + ["eval", "popqa", "--mode", "vanilla", "--mode", "bottom-up", "--limit", str(args.limit),
-                            "--out", str(runs)], check=True)
+                            "--model", args.model, "--n1", str(args.n1), "--out", str(runs)], check=True)
     thresholds = HERE / "results" / "popularity-thresholds.json"
     subprocess.run(kcard + ["calibrate", "popqa", "--runs", str(runs), "--splits", str(args.splits),
                             "--out", str(thresholds)], check=True)
@@ -36,8 +40,8 @@ def main() -> None:
     held_out = result["held_out"]
     report = f"""# Popularity-gated cards on PopQA
 
-The first {args.limit} PopQA dev questions (after the 16 demos); base LLM SmolLM2-135M-Instruct; cards: all
-first-party cards, bottom-up. Thresholds per relation by brute force over the histogram edges of
+The first {args.limit} PopQA dev questions (after the 16 demos); base LLM {args.model}; cards: all
+first-party cards, bottom-up, n1 = {args.n1} documents per card. Thresholds per relation by brute force over the histogram edges of
 ln(page views), fitted on a random 75 % and scored on the other 25 %, averaged over {args.splits} splits.
 
 | policy | held-out accuracy % | questions that consulted cards |
@@ -49,9 +53,10 @@ ln(page views), fitted on a random 75 % and scored on the other 25 %, averaged o
 Thresholds fitted on all {result['questions']} questions: `benchmarks/results/popularity-thresholds.json`
 (use them with `kcard ask --gate benchmarks/results/popularity-thresholds.json`).
 
-Reproduce: `python benchmarks/popularity_gate.py --limit {args.limit}`
+Reproduce: `python benchmarks/popularity_gate.py --limit {args.limit} --model {args.model} --n1 {args.n1}`
 """
-    write_result("popularity-gate", {"limit": args.limit, "seconds_per_question": timing, **result}, report)
+    write_result("popularity-gate", {"limit": args.limit, "model": args.model, "n1": args.n1,
+                                      "seconds_per_question": timing, **result}, report)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import click
 
 from kcard_core import __version__
 from kcard_core.errors import KcardError
+from kcard_core.models import DEFAULT_MODEL
 from kcard_core.evaluation.run import METHODS
 from kcard_core.plugins import get_registry
 
@@ -55,7 +56,7 @@ def cli(verbose: bool, allow_pickle: bool) -> None:
               default=None, help="How knowledge reaches the base LLM (vanilla: none; genread: the base LLM "
                                  "writes its own) [default: bottom-up, or 'mode' in config.toml].")
 @click.option("--card", "cards", multiple=True, help="Use only this card (repeatable) [default: all].")
-@click.option("--model", default=None, help="Base LLM: a GGUF path or a known name [default: smollm2-135m-instruct].")
+@click.option("--model", default=None, help=f"Base LLM: a GGUF path or a known name [default: {DEFAULT_MODEL}].")
 @click.option("--backend", default=None,
               help="Backend for cards and base LLM [default: per card in config.toml, else llama-cpp].")
 @click.option("--n1", default=3, show_default=True, help="Documents each card writes.")

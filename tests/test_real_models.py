@@ -124,8 +124,8 @@ def test_a_card_that_fails_is_named_and_the_answer_still_comes(install_fake_plug
 
 def test_model_from_user_config(kcard_home):
     (kcard_home / "home").mkdir(exist_ok=True)
-    (kcard_home / "home" / "config.toml").write_text('model = "gemma-3-270m"\nmode = "top-down-auto"\n')
+    (kcard_home / "home" / "config.toml").write_text('model = "smollm2-135m-instruct"\nmode = "top-down-auto"\n')
     done = subprocess.run([*KCARD, "ask", QUESTION, "--json"], capture_output=True, text=True, timeout=600,
                           env={**os.environ})
     data = json.loads(done.stdout)
-    assert data["trace"]["model"] == "gemma-3-270m" and data["trace"]["mode"] == "top-down-auto"
+    assert data["trace"]["model"] == "smollm2-135m-instruct" and data["trace"]["mode"] == "top-down-auto"
