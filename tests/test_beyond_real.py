@@ -1,5 +1,9 @@
-"""The extensions beyond the paper (yes/no ensemble, combined mode, verify-and-revise) on the real
-default base LLM and real first-party cards."""
+"""The extensions beyond the paper (yes/no ensemble, combined mode, verify-and-revise, the popularity
+gate) on the real default base LLM and real first-party cards."""
+
+import json
+import subprocess
+import sys
 
 import pytest
 
@@ -36,3 +40,17 @@ def test_self_critique_revision_keeps_a_scored_answer():
     assert 1 <= len(revisions) <= 3 and all(0 <= r["score"] <= 1 for r in revisions)
     assert result["answer"] == max(revisions, key=lambda r: r["score"])["response"]
     assert "Canberra" in result["answer"]  # what the countries card knows
+
+
+def test_popularity_gate_sends_only_the_rare_subject_to_the_cards(tmp_path):
+    thresholds = tmp_path / "thresholds.json"
+    thresholds.write_text(json.dumps({"thresholds": {"capital": 10000, "default": 10000}}))
+    for question, consulted in (("What is the capital of Utah?", False),
+                                ("What is the capital of Muyinga Province?", True)):
+        done = subprocess.run([sys.executable, "-m", "kcard_core", "ask", question, "--gate", str(thresholds),
+                               "--card", "countries", "--n1", "1", "--json"], capture_output=True, text=True,
+                              timeout=600)
+        assert done.returncode == 0, done.stderr
+        data = json.loads(done.stdout)
+        assert data["answer"] and data["trace"]["turns"][0]["cards"] is consulted
+        assert data["trace"]["mode"] == ("bottom-up" if consulted else "vanilla")
