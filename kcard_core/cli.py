@@ -12,8 +12,8 @@ import click
 
 from kcard_core import __version__
 from kcard_core.errors import KcardError
-from kcard_core.models import DEFAULT_MODEL
 from kcard_core.evaluation.run import METHODS
+from kcard_core.models import DEFAULT_MODEL
 from kcard_core.plugins import get_registry
 
 
