@@ -38,9 +38,9 @@ def stored(folder: Path, **wanted) -> dict | None:
     if not path.exists():
         return None
     result = json.loads(path.read_text())
-    config = {"model": DEFAULT_MODEL, "n1": 3, **{k: v for k, v in result["config"].items() if v is not None}}
+    # every run here stores its model and n1; a result without them is not reused (the default changed)
     wanted = json.loads(json.dumps(wanted))  # as stored: tuples become lists
-    return result if all(config.get(k) == v for k, v in wanted.items()) else None
+    return result if all(result["config"].get(k) == v for k, v in wanted.items()) else None
 
 
 def reusable(folder: Path, count: int, **wanted) -> dict | None:

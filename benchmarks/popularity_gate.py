@@ -42,7 +42,8 @@ def main() -> None:
 
 The first {args.limit} PopQA dev questions (after the 16 demos); base LLM {args.model}; cards: all
 first-party cards, bottom-up, n1 = {args.n1} documents per card. Thresholds per relation by brute
-force over the histogram edges of ln(page views), fitted on a random 75 % and scored on the other 25 %, averaged over {args.splits} splits.
+force over the histogram edges of ln(page views), fitted on a random 75 % and scored on the other
+25 %, averaged over {args.splits} splits.
 
 | policy | held-out accuracy % | questions that consulted cards |
 |---|---|---|
