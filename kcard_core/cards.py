@@ -15,6 +15,7 @@ from kcard_core.backends import Adapted, Backend, Sampling
 from kcard_core.cache import GenerationCache
 from kcard_core.config import limit
 from kcard_core.errors import KcardError
+from kcard_core.text import complete_sentences
 
 if TYPE_CHECKING:  # langchain_core costs ~1 s to import: listing cards must not pay it
     from langchain_core.documents import Document
@@ -22,11 +23,20 @@ if TYPE_CHECKING:  # langchain_core costs ~1 s to import: listing cards must not
 
 @dataclass(frozen=True)
 class GenerationDefaults:
-    n: int = 3  # n1: documents per card (the paper's default)
+    n: int = 1  # an LM card's documents per question when the chain names no n1
     max_tokens: int = 64
     temperature: float = 0.1
     repeat_penalty: float = 1.0
     stop: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RetrievalDefaults:
+    """What a retrieval or KG card returns, whatever n1 a chain asks for: its best passages, at most
+    ``passages``, each scoring at least ``floor`` times the best one (n1 is a number of samples, which
+    only a language model has: at n1 = 3 the news card added two reports of other races)."""
+    passages: int = 3
+    floor: float = 0.75
 
 
 @dataclass(frozen=True)
@@ -41,6 +51,7 @@ class CardManifest:
     generation: GenerationDefaults = GenerationDefaults()
     type: str = "lm"  # "lm": a language model writes; "retrieval": BM25 over a corpus; "kg": a knowledge graph
     corpus: str | None = None  # retrieval / kg: "module:function" returning passages / triples
+    retrieval: RetrievalDefaults = RetrievalDefaults()
 
     REQUIRED = ("name", "description", "version", "license")
 
@@ -63,10 +74,16 @@ class CardManifest:
             generation = GenerationDefaults(**{**generation, "stop": tuple(generation.get("stop", ()))})
         except (TypeError, ValueError) as error:
             raise ValueError(f"card manifest [generation]: {error}") from None
+        try:
+            retrieval = RetrievalDefaults(**data.get("retrieval", {}))
+        except TypeError as error:
+            raise ValueError(f"card manifest [retrieval]: {error}") from None
+        if not (retrieval.passages >= 1 and 0 <= retrieval.floor <= 1):
+            raise ValueError("card manifest [retrieval]: passages must be at least 1 and floor within [0, 1]")
         return cls(name=data["name"], description=data["description"], version=data["version"],
                    license=data["license"], artifacts=artifacts, prompt=data.get("prompt", "{query}"),
                    chat=bool(data.get("chat", False)), generation=generation, type=data.get("type", "lm"),
-                   corpus=data.get("corpus"))
+                   corpus=data.get("corpus"), retrieval=retrieval)
 
     @classmethod
     def from_file(cls, path: str | Path) -> "CardManifest":
@@ -129,7 +146,8 @@ class Card:
 
     def generate(self, query: str, n: int | None = None, *, seed: int | None = 0,
                  max_tokens: int | None = None, temperature: float | None = None) -> list["Document"]:
-        """Write ``n`` knowledge documents for ``query`` (n defaults to the manifest's n1)."""
+        """Knowledge documents for ``query``: ``n`` samples of an LM card (default: the manifest's
+        ``[generation] n``); a retrieval or KG card's best passages whatever ``n`` is."""
         from langchain_core.documents import Document
 
         defaults = self.manifest.generation
@@ -141,7 +159,7 @@ class Card:
         texts = [text[: limit("KCARD_MAX_DOCUMENT_CHARS")] for text in self.write(query, n, sampling)]
         seconds = round(time.perf_counter() - started, 3)
         return [Document(page_content=text, metadata={
-            "id": f"{self.name}#{index}", "card": self.name,
+            "id": f"{self.name}#{index}", "card": self.name, "source": self.manifest.type,
             "backend": self.runs_on(),
             "generation": {"n": n, "max_tokens": sampling.max_tokens, "temperature": sampling.temperature,
                            "seed": None if seed is None else seed + index - 1},
@@ -155,19 +173,17 @@ class Card:
             raise KcardError(f"card {self.name!r} names no 'model' artifact in its manifest")
         model, model_id = self.model()
         prompt = self.manifest.prompt.replace("{query}", query.strip())  # not format(): prompts may hold braces
-        key = None
-        if self.cache is not None and sampling.seed is not None:
+        key, texts = None, None
+        if self.cache is not None and sampling.seed is not None:  # the model's own words are cached
             key = self.cache.key(model=model_id, backend=self.backend.name, prompt=prompt,
-                                 chat=self.manifest.chat, n=n, sampling=sampling)
-            cached = self.cache.get(key)
-            if cached is not None:
-                return cached
+                                 chat=self.manifest.chat, n=n, sampling=sampling, raw=True)
+            texts = self.cache.get(key)
+        if texts is None:
+            texts = self.backend.generate(model, prompt, n=n, sampling=sampling, chat=self.manifest.chat)
+            if key:
+                self.cache.put(key, texts)
         lead = self.manifest.prompt.partition("{query}")[2].lstrip()  # words that start the document stay in it
-        texts = [complete_sentences(lead + text) for text in
-                 self.backend.generate(model, prompt, n=n, sampling=sampling, chat=self.manifest.chat)]
-        if key:
-            self.cache.put(key, texts)
-        return texts
+        return [complete_sentences(lead + text) for text in texts]
 
     def model(self) -> tuple[Any, str]:
         """(what the backend runs, an id of those exact weights): the model artifact, with the LoRA
@@ -193,13 +209,6 @@ class Card:
         return f"<Card {self.name}>"
 
 
-def complete_sentences(text: str) -> str:
-    """One line (a card cannot start prompt lines of its own), cut after the last full sentence."""
-    text = " ".join(text.split())
-    end = max(text.rfind(". "), text.rfind("! "), text.rfind("? "))
-    return text if text.endswith((".", "!", "?")) or end < 0 else text[: end + 1]
-
-
 class RetrievalCard(Card):
     """A card that retrieves passages with BM25 instead of writing them (the paper's Appendix A).
 
@@ -212,7 +221,8 @@ class RetrievalCard(Card):
         return "bm25"
 
     def write(self, query: str, n: int, sampling: Sampling) -> list[str]:
-        return self.index().search(query, k=n)
+        found = self.index().scored(query, k=self.manifest.retrieval.passages)
+        return [text for score, text in found if score >= self.manifest.retrieval.floor * found[0][0]]
 
     def index(self):
         if "_index" not in self.__dict__:  # built once, shared by the copies with_backend makes

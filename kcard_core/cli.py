@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from kcard_core import __version__
+from kcard_core import __version__, defaults
 from kcard_core.errors import KcardError
 from kcard_core.evaluation.run import METHODS
 from kcard_core.models import DEFAULT_MODEL
@@ -59,15 +59,17 @@ def cli(verbose: bool, allow_pickle: bool) -> None:
 @click.option("--model", default=None, help=f"Base LLM: a GGUF path or a known name [default: {DEFAULT_MODEL}].")
 @click.option("--backend", default=None,
               help="Backend for cards and base LLM [default: per card in config.toml, else llama-cpp].")
-@click.option("--n1", default=3, show_default=True, help="Documents each card writes.")
-@click.option("--n2", default=5, show_default=True, help="Documents the relevance selector keeps.")
-@click.option("--n3", default=3, show_default=True, help="Documents the factuality selector keeps.")
-@click.option("--selectors", "selector_names", default="relevance,pruning,factuality", show_default=True,
+@click.option("--n1", default=defaults.N1, show_default=True,
+              help="Documents each LM card samples (retrieval and KG cards return their best passages).")
+@click.option("--n2", default=defaults.N2, show_default=True, help="Documents the relevance selector keeps.")
+@click.option("--n3", default=defaults.N3, show_default=True, help="Documents the factuality selector keeps.")
+@click.option("--selectors", "selector_names", default=",".join(defaults.SELECTORS), show_default=True,
               help="Bottom-up: the selectors to run, in order (comma-separated).")
 @click.option("--prune", type=click.Choice(["extractive", "llm"]), default="extractive", show_default=True,
               help="Pruning: keep the sentences closest to the question, or ask the base LLM for a summary.")
-@click.option("--judge", type=click.Choice(["embedding", "llm", "both"]), default="embedding", show_default=True,
-              help="Factuality: judge support by MiniLM similarity, the base LLM's yes/no probabilities, or both.")
+@click.option("--judge", type=click.Choice(defaults.JUDGES), default=defaults.JUDGE, show_default=True,
+              help="Factuality: judge support by agreement of what a document adds beyond the question with "
+                   "the evidence, by MiniLM similarity, by the base LLM's yes/no probabilities, or by both of those.")
 @click.option("--max-iterations", default=1, show_default=True, help="Top-down: rounds of asking for knowledge.")
 @click.option("--decide", type=click.Choice(["reply", "calibrated"]), default="reply", show_default=True,
               help="Top-down: read Yes/No from the reply, or from P(yes) calibrated against a content-free question.")
@@ -121,10 +123,10 @@ def ask(question: str, selector_names: str, gate: str | None, popularity_name: s
               help="Results go to OUT/DATASET/METHOD/ (results.json, predictions.jsonl with traces).")
 @click.option("--model", default=None, help="Base LLM: a GGUF path or a known name.")
 @click.option("--backend", default=None, help="Backend for cards and base LLM.")
-@click.option("--n1", default=3, show_default=True)
-@click.option("--n2", default=5, show_default=True)
-@click.option("--n3", default=3, show_default=True)
-@click.option("--selectors", "selector_names", default="relevance,pruning,factuality", show_default=True)
+@click.option("--n1", default=defaults.N1, show_default=True)
+@click.option("--n2", default=defaults.N2, show_default=True)
+@click.option("--n3", default=defaults.N3, show_default=True)
+@click.option("--selectors", "selector_names", default=",".join(defaults.SELECTORS), show_default=True)
 @click.option("--decide", type=click.Choice(["reply", "calibrated"]), default="reply", show_default=True)
 @click.option("--revise", default=None, metavar="UTILITY", help="Verify-and-revise every answer with this utility.")
 @click.option("--ensemble", is_flag=True, help="Top-down: ask three wordings of the yes/no question; follow the majority.")

@@ -8,17 +8,14 @@ import re
 from collections import Counter
 from typing import Callable
 
+from kcard_core.text import sentences
+
 logger = logging.getLogger(__name__)
 
 
 # words too common to count as a match between a document and evidence
 STOPWORDS = frozenset("a an and are as at be by can could did do does for from has have in is it its of on or "
                       "that the this to was were what when where which who whom why how will with would".split())
-
-
-def sentences(text: str) -> list[str]:
-    """Split after . ! ? followed by a space (good enough for generated and reference English prose)."""
-    return [part.strip() for part in re.split(r"(?<=[.!?])\s+", text.strip()) if part.strip()]
 
 
 def words(text: str) -> list[str]:
@@ -36,6 +33,10 @@ class BM25:
         self.idf = {w: math.log(1 + (len(texts) - f + 0.5) / (f + 0.5)) for w, f in frequency.items()}
 
     def search(self, query: str, k: int = 3) -> list[str]:
+        return [text for _, text in self.scored(query, k)]
+
+    def scored(self, query: str, k: int = 3) -> list[tuple[float, str]]:
+        """The ``k`` best (score, text) pairs, best first; only texts sharing a word with ``query``."""
         terms = set(words(query)) & self.idf.keys()
         scores = []
         for index, counts in enumerate(self.counts):
@@ -43,7 +44,7 @@ class BM25:
             score = sum(self.idf[t] * counts[t] * (self.k1 + 1) / (counts[t] + norm) for t in terms if t in counts)
             if score > 0:
                 scores.append((score, index))
-        return [self.texts[index] for _, index in sorted(scores, reverse=True)[:k]]
+        return [(score, self.texts[index]) for score, index in sorted(scores, reverse=True)[:k]]
 
 
 _indexes: dict[tuple[str, ...], BM25] = {}

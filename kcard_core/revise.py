@@ -14,8 +14,8 @@ from typing import Any, Callable, Protocol
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from kcard_core.backends import yes_probability
-from kcard_core.chains.prompts import one_line
 from kcard_core.evaluation.metrics import normalize
+from kcard_core.text import one_line
 
 INCONSISTENT = "The response is inconsistent with the knowledge. Please generate again."
 

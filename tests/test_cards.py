@@ -62,15 +62,32 @@ def test_card_without_backend_says_what_to_install(tmp_path):
         make_card(tmp_path, "c", "d").generate("q")
 
 
-def test_retrieval_card_returns_the_best_passages(tmp_path):
+def retrieval_card(tmp_path, settings=""):
     (tmp_path / "corpus.txt").write_text("Paris is the capital of France.\n\nBerlin is the capital of Germany.\n\n"
-                                         "Photosynthesis turns light into sugar.\n")
+                                         "Bonn was the capital of West Germany.\n\nPhotosynthesis turns light into sugar.\n")
     (tmp_path / "card.toml").write_text('name = "capitals"\ndescription = "capital cities"\nversion = "1"\n'
-                                        'license = "MIT"\ntype = "retrieval"\n[artifacts.corpus]\nfile = "corpus.txt"\n')
-    card = Card.from_manifest(tmp_path / "card.toml").with_backend(FakeBackend())
-    docs = card.generate("What is the capital of Germany?", n=2)
-    assert docs[0].page_content == "Berlin is the capital of Germany."
-    assert len(docs) == 2 and docs[0].metadata["backend"] == "bm25"
+                                        'license = "MIT"\ntype = "retrieval"\n[artifacts.corpus]\nfile = "corpus.txt"\n'
+                                        + settings)
+    return Card.from_manifest(tmp_path / "card.toml").with_backend(FakeBackend())
+
+
+def test_retrieval_card_returns_its_best_passages_whatever_n1_asks(tmp_path):
+    card = retrieval_card(tmp_path, "[retrieval]\npassages = 3\nfloor = 0.5\n")
+    for n in (1, 3, 5):  # n1 counts samples, which a retrieval card does not draw
+        docs = card.generate("What is the capital of Germany?", n=n)
+        assert [d.page_content for d in docs] == ["Berlin is the capital of Germany.",
+                                                  "Bonn was the capital of West Germany."]
+    assert docs[0].metadata["backend"] == "bm25" and docs[0].metadata["source"] == "retrieval"
+    strict = retrieval_card(tmp_path, "[retrieval]\npassages = 3\nfloor = 0.95\n")
+    assert len(strict.generate("What is the capital of Germany?", n=3)) == 1  # below 95 % of the best: left out
+    assert len(retrieval_card(tmp_path).generate("capital", n=1)) == 3  # default: at most 3 passages
+
+
+def test_retrieval_settings_are_checked(tmp_path):
+    with pytest.raises(ValueError, match=r"\[retrieval\]"):
+        retrieval_card(tmp_path, "[retrieval]\nfloor = 2\n")
+    with pytest.raises(ValueError, match=r"\[retrieval\]"):
+        retrieval_card(tmp_path, "[retrieval]\nk = 2\n")
 
 
 def test_unknown_card_type_is_refused():

@@ -100,7 +100,34 @@ def test_top_down_exp_matches_the_question_when_no_source_is_named(cards):
     chain = TopDown(llm, cards[:2], ByLength(name="factuality"), explicit=True, n1=1, examples=[])
     trace = chain.invoke("Which senators won the elections?")["trace"]
     assert trace.cards[0]["card"] == "politics"
-    assert "closest description instead" in trace.turns[-1]["how"]
+    assert "closest description" in trace.turns[-1]["how"]
+
+
+@pytest.mark.parametrize("explicit, replies", [(False, ["Yes", "The author of the novel", "Jane Austen"]),
+                                                (True, ["Yes", "news", "Jane Austen"])])
+def test_top_down_answers_without_a_card_when_none_matches_the_need(cards, explicit, replies):
+    llm = Recording(responses=replies, prompts=[])
+    far = lambda need, texts: [0.1] * len(texts)  # noqa: E731  every description far from the need
+    chain = TopDown(llm, cards[:2], ByLength(name="factuality"), explicit=explicit, similarity=far, examples=[])
+    result = chain.invoke("Who wrote Pride and Prejudice?")
+    assert result["answer"] == "Jane Austen" and result["trace"].cards == [] and result["trace"].documents == {}
+    assert "answered without one" in result["trace"].turns[-1]["why"]
+    assert replies[1] not in llm.prompts[-1]  # the stated need is not read as if it were the answer
+    assert llm.prompts[-1].endswith("Question: Who wrote Pride and Prejudice?\nAnswer:")
+
+
+def test_top_down_keeps_the_cards_first_document_among_near_ties(cards):
+    class Flat(ByLength):  # every document scores the same
+        def score_documents(self, documents, query):
+            return [self.record(doc, 0.5) for doc in documents]
+
+        def choose(self, scored):
+            return scored[: self.keep]
+
+    chain = TopDown(FakeListLLM(responses=["Yes", "physics", "x"]), cards[:1], Flat(name="factuality"), n1=3,
+                    examples=[])
+    trace = chain.invoke("q?")["trace"]
+    assert [doc_id for doc_id, doc in trace.documents.items() if doc["used"]] == ["science#1"]
 
 
 def test_top_down_stops_when_the_llm_says_no(cards):

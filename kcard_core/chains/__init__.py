@@ -10,6 +10,7 @@ from kcard_core.chains.base import KnowledgeChain
 from kcard_core.chains.baselines import GenRead, Vanilla
 from kcard_core.chains.bottom_up import BottomUp
 from kcard_core.chains.top_down import Combined, TopDown
+from kcard_core import defaults
 from kcard_core.config import load_settings
 from kcard_core.errors import KcardError
 from kcard_core.models import model_artifact
@@ -17,15 +18,16 @@ from kcard_core.plugins import NO_CARDS_MESSAGE, Registry, get_registry
 
 MODES = ("bottom-up", "top-down-auto", "top-down-exp", "combined")
 BASELINES = ("vanilla", "genread")  # the base LLM alone; the base LLM writing its own knowledge
-SELECTOR_ORDER = ("relevance", "pruning", "factuality")
+SELECTOR_ORDER = defaults.SELECTORS
 
 __all__ = ["BASELINES", "MODES", "BottomUp", "Combined", "GenRead", "KnowledgeChain", "TopDown", "Vanilla", "build_chain"]
 
 
 def build_chain(mode: str | None = None, *, cards: list[str] | None = None, model: str | None = None,
-                backend: str | None = None, n1: int = 3, n2: int = 5, n3: int = 3, seed: int | None = 0,
+                backend: str | None = None, n1: int = defaults.N1, n2: int = defaults.N2, n3: int = defaults.N3,
+                seed: int | None = 0,
                 max_iterations: int = 1, decide: str = "reply", ensemble: bool = False,
-                selectors: tuple[str, ...] = SELECTOR_ORDER, prune: str = "extractive", judge: str = "embedding",
+                selectors: tuple[str, ...] = SELECTOR_ORDER, prune: str = "extractive", judge: str = defaults.JUDGE,
                 cache: bool = True,
                 examples: list[dict] | None = None, revise: str | None = None, revise_rounds: int = 2,
                 settings: dict[str, Any] | None = None, registry: Registry | None = None) -> KnowledgeChain:
@@ -37,7 +39,7 @@ def build_chain(mode: str | None = None, *, cards: list[str] | None = None, mode
     ``decide`` (top-down): "reply" reads Yes/No from the base LLM's reply; "calibrated" compares
     P(yes) with its value for a content-free question (see TopDown); ``ensemble``: ask the paper's
     three yes/no templates and follow the majority. ``prune``: "extractive" or "llm" (the base LLM
-    summarises). ``judge`` (factuality): "embedding", "llm" or "both".
+    summarises). ``judge`` (factuality): "agreement", "embedding", "llm" or "both".
     ``cache``: reuse seeded card generations from the on-disk cache. ``examples``: in-context
     examples in the chain's format (default: its own). ``mode`` "combined": top-down whose chosen step
     runs bottom-up over the best-matching cards. ``mode`` may also be a baseline: "vanilla"

@@ -9,10 +9,11 @@ from langchain_core.documents import Document
 from langchain_core.language_models import BaseLanguageModel
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 
-from kcard_core.chains.prompts import one_line, split_options, without_options
+from kcard_core.chains.prompts import split_options, without_options
 from kcard_core.config import limit
 from kcard_core.errors import KcardError
 from kcard_core.evaluation.metrics import named_option
+from kcard_core.text import one_line
 from kcard_core.trace import Trace
 
 ANSWER_STOP = ["\n"]  # every prompt segment is one line, so is the answer
@@ -127,9 +128,11 @@ class KnowledgeChain(Runnable[Any, dict]):
             trace.add_documents(result)
             for doc in result:  # low-temperature samples often repeat: a copy adds nothing but length
                 key = " ".join(doc.page_content.lower().split())
-                if key in seen:
+                if not key:
+                    trace.documents[doc.metadata["id"]]["dropped"] = "empty"
+                elif key in seen:
                     trace.documents[doc.metadata["id"]]["duplicate_of"] = seen[key]
-                elif key:
+                else:
                     seen[key] = doc.metadata["id"]
                     documents.append(doc)
         return documents

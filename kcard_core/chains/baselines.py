@@ -9,7 +9,8 @@ from __future__ import annotations
 from langchain_core.runnables import RunnableConfig
 
 from kcard_core.chains.base import KnowledgeChain
-from kcard_core.chains.prompts import BOTTOM_UP_EXAMPLES, GENREAD, bottom_up_prompt, one_line, without_options
+from kcard_core.chains.prompts import BOTTOM_UP_EXAMPLES, GENREAD, bottom_up_prompt, without_options
+from kcard_core.text import one_line
 from kcard_core.trace import Trace
 
 

@@ -13,7 +13,7 @@ from kcard_core.trace import Trace
 class BottomUp(KnowledgeChain):
     mode = "bottom-up"
 
-    def __init__(self, llm, cards: list, selectors: list, *, n1: int = 3, examples: list[dict] | None = None,
+    def __init__(self, llm, cards: list, selectors: list, *, n1: int = 1, examples: list[dict] | None = None,
                  model_name: str = "", seed: int | None = 0):
         super().__init__(llm, model_name, seed)
         self.cards = cards

@@ -9,6 +9,7 @@ import re
 
 from kcard_core.config import limit
 from kcard_core.evaluation.datasets import OPTIONS_MARK
+from kcard_core.text import one_line
 
 NEED_MORE = "Do you need more information? (Yes or No)"
 # the paper's template-sensitivity study (App. D): the three agree on 79.9 % of questions
@@ -61,11 +62,6 @@ TOP_DOWN_EXAMPLES = [
      "knowledge": "Joe Lombardo defeated the incumbent Steve Sisolak in the 2022 Nevada gubernatorial election.",
      "answer": "Joe Lombardo"},
 ]
-
-
-def one_line(text: str) -> str:
-    """Collapse whitespace: a document can never start a line of its own in the prompt."""
-    return " ".join(text.split())
 
 
 def bottom_up_prompt(question: str, knowledge: list[str], examples: list[dict] = BOTTOM_UP_EXAMPLES) -> str:

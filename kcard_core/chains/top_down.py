@@ -21,6 +21,10 @@ from kcard_core.selectors import SelectorPipeline, lexical_similarity
 from kcard_core.trace import Trace
 
 Similarity = Callable[[str, Sequence[str]], list[float]]
+# A stated need (AUTO) or an unnamed source (EXP) whose closest card description is less similar
+# than this (MiniLM cosine) matches no card: the base LLM answers alone rather than read the
+# nearest card's guess (EXP matched "news" to the midterm card for "Who wrote Pride and Prejudice?").
+MIN_MATCH = 0.3
 
 
 def parse_yes_no(reply: str) -> bool | None:
@@ -55,8 +59,8 @@ class TopDown(KnowledgeChain):
     """
 
     def __init__(self, llm, cards: list, factuality, *, explicit: bool = False, similarity: Similarity | None = None,
-                 yes_probability: Callable[[str], float] | None = None, ensemble: bool = False, n1: int = 3,
-                 max_iterations: int = 1,
+                 yes_probability: Callable[[str], float] | None = None, ensemble: bool = False, n1: int = 1,
+                 max_iterations: int = 1, min_match: float = MIN_MATCH,
                  examples: list[dict] | None = None, model_name: str = "", seed: int | None = 0):
         super().__init__(llm, model_name, seed)
         if not 1 <= max_iterations <= limit("KCARD_MAX_ITERATIONS"):
@@ -67,6 +71,7 @@ class TopDown(KnowledgeChain):
         self.factuality = factuality
         self.explicit = explicit
         self.similarity = similarity or lexical_similarity
+        self.min_match = min_match if similarity else 0.0  # word overlap has no scale to hold it to
         self.n1 = n1
         self.max_iterations = max_iterations
         self.examples = TOP_DOWN_EXAMPLES if examples is None else examples
@@ -98,6 +103,8 @@ class TopDown(KnowledgeChain):
         # whole document as their answer; the reading demos show a short answer drawn from knowledge.
         if knowledge:
             return bottom_up_prompt(question, knowledge, BOTTOM_UP_EXAMPLES if self.examples else [])
+        if need:  # it asked but no card gave knowledge: its stated need must not read as the answer
+            return top_down_start(question, self.examples, self.explicit) + "Answer:"
         return prompt + "Answer:"
 
     def needs_more(self, prompt: str, template: str, iteration: int, trace: Trace,
@@ -118,6 +125,9 @@ class TopDown(KnowledgeChain):
     def knowledge_for(self, prompt: str, question: str, trace: Trace, config: RunnableConfig | None):
         """(the prompt with the card choice, the knowledge): one card chosen, its most factual document."""
         card, why, prompt = self.choose_card(prompt, question, trace, config)
+        if card is None:
+            trace.turns.append({"question": "which card", "card": None, "why": why})
+            return prompt, None
         trace.cards.append({"card": card.name, "why": why})
         return prompt, self.best_document(card, question, trace, config)
 
@@ -133,22 +143,28 @@ class TopDown(KnowledgeChain):
             prompt += CHOOSE_SOURCE.format(sources=", ".join(names))
             reply = self.ask(prompt, config)
             name, how = match_card_name(reply, names)
-            if name is None:  # a sane fallback: the reply (or, if empty, the question) matched to descriptions
-                name, how = self.match_description(reply or question), f"{how}; closest description instead"
+            if name is None:  # a fallback: the reply (or, if empty, the question) matched to descriptions
+                name, similarity = self.match_description(reply or question)
+                how = f"{how}; closest description {similarity:.2f}"
             trace.turns.append({"question": "choose a source", "reply": reply, "card": name, "how": how})
             why = f"the base LLM chose {reply!r} ({how})"
         else:
             prompt += WHAT_KIND
             reply = self.ask(prompt, config)
-            name = self.match_description(reply or question)
-            trace.turns.append({"question": WHAT_KIND, "reply": reply, "card": name})
-            why = f"its description is closest to the stated need {reply!r}"
-        return self.by_name[name], why, prompt + f" {one_line(reply)}\n"
+            name, similarity = self.match_description(reply or question)
+            trace.turns.append({"question": WHAT_KIND, "reply": reply, "card": name,
+                                "similarity": round(similarity, 4)})
+            why = f"its description is closest to the stated need {reply!r} ({similarity:.2f})"
+        if name is None:
+            why = f"no card matches {reply!r} well enough ({similarity:.2f} < {self.min_match}): answered without one"
+        return self.by_name.get(name), why, prompt + f" {one_line(reply)}\n"
 
-    def match_description(self, need: str) -> str:
+    def match_description(self, need: str) -> tuple[str | None, float]:
+        """(the card whose description is closest to ``need``, or None below ``min_match``; similarity)."""
         names = list(self.by_name)
         scores = self.similarity(need, [self.by_name[n].description for n in names])
-        return names[max(range(len(names)), key=scores.__getitem__)]
+        best = max(range(len(names)), key=scores.__getitem__)
+        return (names[best] if scores[best] >= self.min_match else None), float(scores[best])
 
     def best_document(self, card, question: str, trace: Trace, config: RunnableConfig | None) -> str | None:
         """The card writes n1 documents; the most factual one is kept (no pruning in top-down)."""
@@ -158,7 +174,7 @@ class TopDown(KnowledgeChain):
             return None
         with trace.timer(self.factuality.name):
             scored = self.factuality.score_documents(documents, question)
-        best = max(scored, key=lambda doc: doc.metadata["scores"][self.factuality.name])
+        best = self.factuality.choose(scored)[0]  # near-ties go to the card's own first document
         name = self.factuality.name
         trace.add_stage(name, {d.metadata["id"]: d.metadata["scores"][name] for d in scored}, [best.metadata["id"]],
                         details={d.metadata["id"]: d.metadata.get(name, {}) for d in scored})

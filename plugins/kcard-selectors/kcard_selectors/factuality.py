@@ -1,31 +1,45 @@
-"""Factuality: score each document in [0, 1], then top-k factuality sampling.
+"""Factuality: score each document in [0, 1], then keep the n3 most factual.
 
 The score averages what is available of the paper's two checks:
 (a) summary faithfulness — is the pruned text supported by the document it was cut from?
     (only for pruned documents: an unpruned one is its own summary);
-(b) fact-checking — is the document supported by evidence? Evidence is what BM25 retrieves from
-    the corpora that plugins register, plus the documents of the other cards (agreement between
-    independent sources); the best-supporting piece counts.
-"Supported" is judged by embedding similarity, by an LLM's yes/no token probabilities, or both.
-The paper's FactKB and VitaminC models do not exist offline; these are the stand-ins.
+(b) fact-checking — is what a language model wrote supported by sources it did not write? The
+    evidence is what BM25 retrieves from the corpora that plugins register, plus the passages that
+    retrieval and KG cards quoted for this question. Other LM cards' documents are *not* evidence:
+    inventions that reuse the question's wording agree with each other. A quoted passage is its
+    own evidence (fact-check 1).
+"Supported" is judged by default by *agreement*: the share of what a sentence adds beyond the
+question (its words not in the question) that the evidence states, in the same order — so an
+echo of the question proves nothing, and "Y defeated X" agrees less with "X defeated Y" than
+"X defeated Y" does (MiniLM cosine scores both alike). ``judge`` may also be "embedding" (MiniLM
+cosine), "llm" (the base LLM's yes/no probability) or "both" (cosine and LLM averaged). The
+paper's FactKB and VitaminC models do not exist offline; these are the stand-ins.
+
+Choosing: the paper samples n3 of the top k with p ∝ exp(score). Scores a few hundredths apart
+made that a coin toss, so by default the choice is greedy with a margin: the best document is
+kept, and among documents within ``margin`` of the best the one ranked first by the stage before
+(relevance) wins. ``sampling="paper"`` restores top-k sampling.
 """
 
 from __future__ import annotations
 
 import math
 import random
+import re
 from typing import Any, Callable, Literal, Sequence
 
 import numpy as np
 from langchain_core.documents import Document
 
 from kcard_core.backends import yes_probability
-from kcard_core.retrieval import index_for, sentences
+from kcard_core.retrieval import STOPWORDS, index_for
 from kcard_core.selectors import Selector
+from kcard_core.text import sentences
 from kcard_selectors import encoder
 
 JUDGE_PROMPT = ("Evidence: {evidence}\nClaim: {claim}\n"
                 "Is the claim supported by the evidence? Answer Yes or No.\nAnswer:")
+QUOTED = ("retrieval", "kg")  # card types whose documents are passages of a corpus, not written text
 
 
 def top_k_sample(scores: Sequence[float], n: int, k: int, rng: random.Random, temperature: float = 1.0) -> list[int]:
@@ -43,47 +57,95 @@ def top_k_sample(scores: Sequence[float], n: int, k: int, rng: random.Random, te
     return chosen
 
 
+def margin_greedy(scores: Sequence[float], n: int, margin: float) -> list[int]:
+    """Indices of ``n`` documents: each time, of those within ``margin`` of the best score left, the
+    one that comes first (the order the stage before ranked them in)."""
+    left, chosen = list(range(len(scores))), []
+    while left and len(chosen) < n:
+        top = max(scores[i] for i in left)
+        pick = next(i for i in left if scores[i] >= top - margin)
+        chosen.append(pick)
+        left.remove(pick)
+    return chosen
+
+
+def content_words(text: str) -> list[str]:
+    return [w for w in re.findall(r"\w+", text.lower()) if w not in STOPWORDS]
+
+
+def agreement(claim: str, evidence: str, question: str = "") -> float:
+    """How much of what ``claim`` adds beyond ``question`` ``evidence`` states, in the same order.
+
+    The claim's new words (not stop words, not the question's) found in the evidence, as a share,
+    times (1 + o) / 2 where o is the share of consecutive found words that the evidence has in the
+    same order. A claim that only repeats the question adds nothing: 0.
+    """
+    asked = set(content_words(question))
+    new = list(dict.fromkeys(w for w in content_words(claim) if w not in asked))
+    if not new:
+        return 0.0
+    position: dict[str, int] = {}
+    for index, word in enumerate(content_words(evidence)):
+        position.setdefault(word, index)
+    found = [w for w in new if w in position]
+    if not found:
+        return 0.0
+    pairs = list(zip(found, found[1:]))
+    order = sum(position[a] < position[b] for a, b in pairs) / len(pairs) if pairs else 1.0
+    return len(found) / len(new) * (1 + order) / 2
+
+
 class FactualitySelector(Selector):
     name: str = "factuality"
     top_n: int = 3  # n3: documents kept
-    top_k: int | None = None  # sample from the k best (the paper gives no k; default n3 + 2)
+    sampling: Literal["greedy", "paper"] = "greedy"
+    margin: float = 0.05  # greedy: scores this close count as a tie, which the earlier ranking breaks
+    top_k: int | None = None  # paper: sample from the k best (the paper gives no k; default n3 + 2)
     # The paper samples with p ∝ exp(score); for scores in [0, 1] that is nearly uniform (the best
-    # document at most e ≈ 2.7 times as likely as the worst), and a 0.5-scored hallucination was
-    # kept over a 0.96-scored report. 1.0 is the paper's.
+    # document at most e ≈ 2.7 times as likely as the worst). 1.0 is the paper's.
     temperature: float = 0.1
     seed: int | None = 0
-    judge: Literal["embedding", "llm", "both"] = "embedding"
+    judge: Literal["agreement", "embedding", "llm", "both"] = "agreement"
     logprobs: Callable[[str], dict[str, float]] | None = None  # next-token log-probs, for the LLM judge
     evidence: dict[str, Any] = {}  # name -> load(): the registered evidence corpora
     evidence_k: int = 3
 
     def score_documents(self, documents: Sequence[Document], query: str) -> list[Document]:
         index = index_for(self.evidence)
+        quoted = [doc.page_content for doc in documents if doc.metadata.get("source") in QUOTED]
         scored = []
         for doc in documents:
-            parts = {}
-            if doc.metadata.get("original"):
-                parts["summary"] = self.faithfulness(doc.page_content, doc.metadata["original"])
-            # retrieved evidence and other cards' documents together: an off-topic passage that BM25
-            # happens to return must not count as a contradiction. A card's own samples do not vouch
-            # for each other: at temperature 0.1 they repeat one another, true or not.
-            evidence = (index.search(doc.page_content, self.evidence_k) if index else []) + \
-                [other.page_content for other in documents if other.metadata.get("card") != doc.metadata.get("card")]
-            if evidence:
-                support = [self.support(doc.page_content, text) for text in evidence]
-                best = max(range(len(support)), key=support.__getitem__)
-                parts["fact_check"] = support[best]
+            parts, details = {}, {}
+            original = doc.metadata.get("original")
+            if original and not all(part in original for part in sentences(doc.page_content)):
+                # an abstractive summary (an extractive one is the original's own sentences)
+                parts["summary"] = self.faithfulness(doc.page_content, original)
+            if doc.metadata.get("source") in QUOTED:
+                parts["fact_check"], details["evidence"] = 1.0, "quoted from the card's corpus"
+            else:
+                checked = [self.fact_check(claim, query, index, quoted) for claim in sentences(doc.page_content)]
+                if checked:
+                    parts["fact_check"] = sum(score for score, _ in checked) / len(checked)
+                    details["evidence"] = max(checked)[1][:160]
             score = sum(parts.values()) / len(parts) if parts else 0.5
-            details = {key: round(value, 4) for key, value in parts.items()}
-            if evidence:
-                details["evidence"] = evidence[best][:120]
-            scored.append(self.record(doc, score, **details))
+            scored.append(self.record(doc, score, **{key: round(value, 4) for key, value in parts.items()},
+                                      **details))
         return scored
+
+    def fact_check(self, claim: str, query: str, index, quoted: list[str]) -> tuple[float, str]:
+        """(support, the evidence that gives it) for one sentence: the best-supporting piece counts."""
+        evidence = (index.search(claim, self.evidence_k) if index else []) + quoted
+        if not evidence:
+            return 0.0, ""
+        return max((self.support(claim, text, query), text) for text in evidence)
 
     def choose(self, scored: list[Document]) -> list[Document]:
         scores = [doc.metadata["scores"][self.name] for doc in scored]
-        picks = top_k_sample(scores, self.top_n, self.top_k or self.top_n + 2, random.Random(self.seed),
-                             self.temperature)
+        if self.sampling == "paper":
+            picks = top_k_sample(scores, self.top_n, self.top_k or self.top_n + 2, random.Random(self.seed),
+                                 self.temperature)
+        else:
+            picks = margin_greedy(scores, self.top_n, self.margin)
         return [scored[i] for i in picks]
 
     def faithfulness(self, summary: str, original: str) -> float:
@@ -95,12 +157,13 @@ class FactualitySelector(Selector):
         matches = vectors[: len(claims)] @ vectors[len(claims):].T
         return float(np.clip(matches.max(axis=1), 0, 1).mean())
 
-    def support(self, claim: str, evidence: str) -> float:
+    def support(self, claim: str, evidence: str, query: str = "") -> float:
+        if self.judge == "agreement":
+            return agreement(claim, evidence, query)
+        if self.judge == "llm":
+            return self.llm_support(claim, evidence)
         embedding = float(np.clip(encoder.similarities(claim, [evidence])[0], 0, 1))
-        if self.judge == "embedding":
-            return embedding
-        llm = self.llm_support(claim, evidence)
-        return llm if self.judge == "llm" else (embedding + llm) / 2
+        return embedding if self.judge == "embedding" else (embedding + self.llm_support(claim, evidence)) / 2
 
     def llm_support(self, claim: str, evidence: str) -> float:
         if self.logprobs is None:

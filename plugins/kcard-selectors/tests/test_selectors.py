@@ -9,15 +9,16 @@ from langchain_core.documents import Document
 from kcard_core.selectors import SelectorPipeline
 from kcard_core.retrieval import BM25
 from kcard_core.backends import yes_probability
-from kcard_selectors.factuality import FactualitySelector, top_k_sample
+from kcard_selectors.factuality import FactualitySelector, agreement, margin_greedy, top_k_sample
 from kcard_selectors.pruning import PruningSelector
 from kcard_selectors.relevance import RelevanceSelector
 
 
-def docs(*texts, cards=None):
+def docs(*texts, cards=None, sources=None):
     cards = cards or ["c"] * len(texts)
-    return [Document(page_content=t, metadata={"id": f"d{i}", "card": card})
-            for i, (t, card) in enumerate(zip(texts, cards))]
+    sources = sources or ["lm"] * len(texts)
+    return [Document(page_content=t, metadata={"id": f"d{i}", "card": card, "source": source})
+            for i, (t, card, source) in enumerate(zip(texts, cards, sources))]
 
 
 QUESTION = "What is the capital of France?"
@@ -77,17 +78,37 @@ def test_factuality_scores_against_registered_evidence():
     assert true > false and scored[0].metadata["factuality"]["evidence"] == "Paris is the capital of France."
 
 
-def test_factuality_without_evidence_uses_agreement_between_cards():
+def test_other_lm_cards_do_not_vouch_for_each_other_but_quoted_passages_are_evidence():
+    invention, truth = "Lyon is the capital of France.", "Paris is the capital of France."
     scored = FactualitySelector(top_n=2).score_documents(
-        docs(ON_TOPIC, "Paris is the capital of France.", OFF_TOPIC, cards=["a", "b", "c"]), QUESTION)
+        docs(invention, invention, truth, truth, cards=["a", "b", "news", "c"],
+             sources=["lm", "lm", "retrieval", "lm"]), QUESTION)
     scores = [d.metadata["scores"]["factuality"] for d in scored]
-    assert scores[2] < min(scores[:2]) and scored[0].metadata["factuality"]["evidence"] == "Paris is the capital of France."
+    assert scores[0] == scores[1] == 0  # two LM cards agreeing on an invention prove nothing
+    assert scores[2] == 1 and scored[2].metadata["factuality"]["evidence"] == "quoted from the card's corpus"
+    assert scores[3] == 1 and scored[3].metadata["factuality"]["evidence"] == truth
 
 
-def test_a_cards_own_samples_do_not_vouch_for_each_other():
-    claim = "Lyon is the capital of France."
-    scored = FactualitySelector(top_n=2).score_documents(docs(claim, claim, ON_TOPIC, cards=["a", "a", "b"]), QUESTION)
-    assert scored[0].metadata["factuality"]["evidence"] == ON_TOPIC  # not its twin from card a
+def test_agreement_knows_who_beat_whom_and_that_an_echo_says_nothing():
+    question = "Who won the Idaho senate race in the 2022 U.S. midterm elections?"
+    evidence = "The Idaho senate race in the 2022 U.S. midterm elections was won by Mike Crapo, who defeated David Roth."
+    right = agreement("In the Idaho senate race, Mike Crapo defeated David Roth.", evidence, question)
+    swapped = agreement("In the Idaho senate race, David Roth defeated Mike Crapo.", evidence, question)
+    invented = agreement("In the Idaho senate race, Jim Risch defeated Paulette Jordan.", evidence, question)
+    assert right == 1 and invented < 0.3 < swapped < right
+    assert agreement("The Idaho senate race took place in the 2022 U.S. midterm elections.", evidence, question) == 0
+
+
+def test_margin_greedy_is_deterministic_and_breaks_near_ties_by_the_earlier_ranking():
+    assert margin_greedy([0.50, 0.52, 0.48, 0.9], n=2, margin=0.05) == [3, 0]
+    assert margin_greedy([0.50, 0.52, 0.48, 0.9], n=2, margin=0.0) == [3, 1]
+    assert margin_greedy([0.2, 0.2], n=5, margin=0.05) == [0, 1]
+    selector = FactualitySelector(top_n=1)
+    scored = [selector.record(doc, score) for doc, score in zip(docs("a", "b", "c"), [0.50, 0.50, 0.48])]
+    assert [selector.choose(scored)[0].page_content for _ in range(20)] == ["a"] * 20
+    paper = FactualitySelector(top_n=1, sampling="paper", temperature=1.0)
+    picked = {paper.model_copy(update={"seed": seed}).choose(scored)[0].page_content for seed in range(40)}
+    assert picked == {"a", "b", "c"}  # the paper's sampling, still available, is a draw
 
 
 def test_llm_judge_uses_the_given_logprobs():
@@ -98,7 +119,8 @@ def test_llm_judge_uses_the_given_logprobs():
         return {"Yes": -0.05, "No": -3.0}
 
     selector = FactualitySelector(judge="llm", logprobs=logprobs)
-    scored = selector.score_documents(docs("A claim.", "Another claim.", cards=["a", "b"]), QUESTION)
+    scored = selector.score_documents(docs("A claim.", "Another claim.", cards=["a", "b"],
+                                           sources=["lm", "retrieval"]), QUESTION)
     assert scored[0].metadata["scores"]["factuality"] > 0.9
     assert prompts[0].startswith("Evidence: Another claim.\nClaim: A claim.")
 

@@ -1,0 +1,13 @@
+"""The settings a chain gets when nobody names them, in one place: ``build_chain``, ``kcard ask`` and
+``kcard eval`` all read them, so what the README quotes is what a user gets with no flags.
+
+Each was chosen by measurement on MidtermQA's tuning split (questions 1-100) and is reported on
+the held-out questions (101-505): benchmarks/results/knowledge-lift-heldout.md.
+"""
+
+N1 = 1  # documents each LM card samples (retrieval and KG cards return their best passages)
+N2 = 5  # documents the relevance selector keeps
+N3 = 3  # documents the factuality selector keeps
+JUDGE = "agreement"  # factuality: what a document adds beyond the question, checked against evidence
+JUDGES = ("agreement", "embedding", "llm", "both")
+SELECTORS = ("relevance", "pruning", "factuality")

@@ -1,0 +1,32 @@
+"""Sentences are cut where sentences end: not at abbreviations, initials, decimals or inside quotes."""
+
+import pytest
+
+from kcard_core.text import complete_sentences, sentences
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("In the Idaho senate race in the 2022 U.S. midterm elections, Mike Crapo defeated David Roth. He won.",
+     ["In the Idaho senate race in the 2022 U.S. midterm elections, Mike Crapo defeated David Roth.", "He won."]),
+    ("Mike D. Rogers won the race. He was re-elected.", ["Mike D. Rogers won the race.", "He was re-elected."]),
+    ("Dr. Smith lives on St. James St. in London. He is a doctor.",
+     ["Dr. Smith lives on St. James St. in London.", "He is a doctor."]),
+    ("The population grew by 3.5 percent. It was 4.2 million.",
+     ["The population grew by 3.5 percent.", "It was 4.2 million."]),
+    ('He said "It is over." Then he left.', ['He said "It is over."', "Then he left."]),
+    ("Sen. Raphael Warnock defeated Herschel Walker. Gov. Brian Kemp won too.",
+     ["Sen. Raphael Warnock defeated Herschel Walker.", "Gov. Brian Kemp won too."]),
+])
+def test_sentences_end_only_where_sentences_end(text, expected):
+    assert sentences(text) == expected
+
+
+def test_a_cut_document_drops_only_its_unfinished_last_sentence():
+    assert complete_sentences("Crapo won in the U.S. Senate race.  He beat David Roth by a") == \
+        "Crapo won in the U.S. Senate race."
+    assert complete_sentences("Done.\nAll done!") == "Done. All done!"
+
+
+def test_a_document_that_is_one_unfinished_sentence_keeps_the_name_at_its_end():
+    cut = "In the Idaho senate race in the 2022 U.S. midterm elections, Mike Crapo defeated"
+    assert complete_sentences(cut) == cut
