@@ -38,7 +38,11 @@ def split_options(question: str) -> tuple[str, dict[str, str]]:
     return stem, {match[1]: match[2] for match in options}
 
 
-# Bottom-up demonstrations: knowledge, question, short answer.
+# Bottom-up demonstrations: knowledge, question, short answer. Small readers answer with the last
+# name they read ("X won and Y lost" -> Y): the contests below put the winner first in two
+# phrasings and last in a third, so that the role, not the position, gives the answer. Chosen on
+# MidtermQA's tuning split (questions 1-100, Gemma 3 270M reading the right report): 79 EM with one
+# contest demo, 89 with these (benchmarks/results/knowledge-lift-heldout.md).
 BOTTOM_UP_EXAMPLES = [
     {"knowledge": "Canberra was chosen as the capital of Australia in 1908 as a compromise between Sydney "
                   "and Melbourne.",
@@ -47,9 +51,11 @@ BOTTOM_UP_EXAMPLES = [
      "question": "In which year did the Great Fire of London happen?", "answer": "1666"},
     {"knowledge": "Marie Curie won the Nobel Prize in Physics in 1903 and the Nobel Prize in Chemistry in 1911.",
      "question": "Which two Nobel Prizes did Marie Curie win?", "answer": "Physics and Chemistry"},
-    # a contest with the winner named first and the loser last: small models otherwise answer with
-    # the last name they read (measured on MidtermQA: they named the loser in 2 of 3 wrong answers)
-    {"knowledge": "In the 1860 U.S. presidential election, Abraham Lincoln defeated Stephen A. Douglas.",
+    {"knowledge": "The 1992 U.S. presidential election was won by Bill Clinton, who defeated George H. W. Bush.",
+     "question": "Who won the 1992 U.S. presidential election?", "answer": "Bill Clinton"},
+    {"knowledge": "1960 U.S. presidential election: John F. Kennedy won and Richard Nixon lost.",
+     "question": "Who won the 1960 U.S. presidential election?", "answer": "John F. Kennedy"},
+    {"knowledge": "Stephen A. Douglas lost the 1860 U.S. presidential election to Abraham Lincoln.",
      "question": "Who won the 1860 U.S. presidential election?", "answer": "Abraham Lincoln"},
 ]
 
