@@ -26,8 +26,8 @@ def test_bottom_up_uses_every_card_and_all_three_selectors(bottom_up_result):
     assert bottom_up_result["answer"]
     cards = {doc["card"] for doc in trace.documents.values()}
     assert {"general", "textbook", "countries"} <= cards <= {c["card"] for c in trace.cards}
-    for card in ("general", "textbook"):  # LM cards write n1 = 3; retrieval cards return what matches
-        assert sum(doc["card"] == card for doc in trace.documents.values()) == 3
+    for card in ("general", "textbook"):  # LM cards sample n1 = 1; retrieval cards return what matches
+        assert sum(doc["card"] == card for doc in trace.documents.values()) == 1
     unique = [d for d in trace.documents.values() if not d.get("duplicate_of")]
     relevance = [d for d in trace.documents.values() if "relevance" in d["stages"]]
     assert len(relevance) == len(unique) >= 2
@@ -56,8 +56,10 @@ def test_top_down_modes_run_for_real(mode, decide):
     assert result["answer"] and trace.turns[0]["question"] == "Do you need more information? (Yes or No)"
     if decide == "calibrated":
         assert 0 < trace.turns[0]["p_yes_content_free"] < 1
-    if trace.turns[0]["needs_more"] is not False:
-        assert trace.cards and trace.cards[0]["card"] in load_registry().cards
+    if trace.turns[0]["needs_more"] is not False and not trace.cards:  # no card matched the need
+        assert "answered without one" in trace.turns[-1]["why"] and not trace.documents
+    elif trace.turns[0]["needs_more"] is not False:
+        assert trace.cards[0]["card"] in load_registry().cards
         assert sum(d["used"] for d in trace.documents.values()) == 1
         # the knowledge is read with the bottom-up prompt: its last block is knowledge, question, answer cue
         last_block = trace.prompt.split("\n\n")[-1]
@@ -65,6 +67,13 @@ def test_top_down_modes_run_for_real(mode, decide):
         assert last_block.endswith("Question: Who wrote Pride and Prejudice?\nAnswer:")
     else:
         assert trace.cards == [] and "Knowledge: " not in trace.prompt.split("Question: Who wrote Pride")[1]
+
+
+@pytest.mark.parametrize("mode", ["bottom-up", "top-down-auto"])
+def test_a_midterm_question_answered_at_the_defaults_names_the_winner(mode):
+    result = build_chain(mode).invoke("Who won the 7th congressional district of Georgia in the 2022 U.S. "
+                                      "midterm elections?")  # a held-out question (101 of 505)
+    assert "Lucy McBath" in result["answer"]
 
 
 def test_cli_ask_json_for_real():
