@@ -35,9 +35,9 @@ VARIANTS = {  # tuning-split variants of bottom-up: name -> settings over the de
     "without relevance": {"selectors": ["pruning", "factuality"]},
     "without pruning": {"selectors": ["relevance", "factuality"]},
     "without factuality": {"selectors": ["relevance", "pruning"]},
-    **{f"n1={n}": {"n1": n} for n in (1, 2, 3)},
-    **{f"n2={n}": {"n2": n} for n in (3, 5, 7, 10)},
-    **{f"n3={n}": {"n3": n} for n in (1, 2, 3)},
+    **{f"n1={n}": {"n1": n} for n in (2, 3)},
+    **{f"n2={n}": {"n2": n} for n in (3, 7, 10)},
+    **{f"n3={n}": {"n3": n} for n in (2, 3)},
     "judge=embedding": {"judge": "embedding"},
 }
 
@@ -46,7 +46,7 @@ def run_one(split: str, dataset_name: str, method: str, variant: str, settings: 
             limit: int | None) -> dict:
     dataset = load_dataset(dataset_name)
     dataset = dataclasses.replace(dataset, examples=dataset.examples[SPLITS[split]][:limit])
-    folder = work / split / dataset_name / method / variant.replace(" ", "-").replace("=", "")
+    folder = work / split / dataset_name / method / folder_name(variant)
     config = {"split": split, "dataset": dataset_name, "method": method, "variant": variant, **settings}
     path = folder / "results.json"
     if path.exists():
@@ -85,13 +85,17 @@ def auroc(positives: list[float], negatives: list[float]) -> float | None:
     return round(wins / (len(positives) * len(negatives)), 3)
 
 
-def factuality_auroc(work: Path, split: str) -> dict:
+def folder_name(variant: str) -> str:
+    return variant.replace(" ", "-").replace("=", "")
+
+
+def factuality_auroc(work: Path, split: str, variant: str = "defaults") -> dict:
     """Per card (and over all cards), the AUROC of the factuality score at separating documents that
-    name the gold winner as the winner from those that do not (bottom-up, open book, defaults)."""
+    name the gold winner as the winner from those that do not (bottom-up, open book)."""
     from kcard_card_midterm2022.corpus import races
 
     losers = {normalize(race["winner"]): normalize(race["loser"]) for race in races()}
-    path = work / split / "midterm-openbook" / "bottom-up" / "defaults" / "predictions.jsonl"
+    path = work / split / "midterm-openbook" / "bottom-up" / folder_name(variant) / "predictions.jsonl"
     if not path.exists():
         return {}
     scores: dict[str, tuple[list, list]] = {}
@@ -124,8 +128,11 @@ def report(rows: list[dict], aurocs: dict) -> str:
                              f"{cache.get('hits', 0) + cache.get('misses', 0) or '–'} |")
         return "\n".join(lines)
 
-    auroc_lines = ["| card | AUROC | right | wrong |", "|---|---|---|---|"] + [
-        f"| {card} | {v['auroc']} | {v['right']} | {v['wrong']} |" for card, v in aurocs.items()]
+    cards = sorted({card for by_card in aurocs.values() for card in by_card})
+    auroc_lines = ["| card | " + " | ".join(aurocs) + " |", "|---|" + "---|" * len(aurocs)] + [
+        f"| {card} | " + " | ".join(
+            f"{v[card]['auroc']} ({v[card]['right']} right, {v[card]['wrong']} wrong)" if card in v else "–"
+            for v in aurocs.values()) + " |" for card in cards]
     settings = ", ".join(f"{k} = {v}" for k, v in DEFAULTS.items())
     return f"""# Knowledge lift on held-out MidtermQA, at the defaults
 
@@ -149,10 +156,12 @@ Variants of bottom-up (tuning split; each changes one setting of the defaults):
 
 ## Factuality: does the score separate right documents from wrong ones?
 
-Bottom-up, open book, held-out split: a document is right when it names the gold winner (and not
-after the loser). AUROC per card where the card wrote both kinds.
+Bottom-up, open book: a document is right when it names the gold winner (and not after the
+loser); AUROC = the chance that a right document outscores a wrong one (ties count half), per card
+and over all documents that reached the factuality selector. "–" or None: the card wrote only
+one kind. Quoted passages (retrieval cards) score 1 by design; the LM cards' rows measure the judge.
 
-{chr(10).join(auroc_lines) if aurocs else "not run yet"}
+{chr(10).join(auroc_lines)}
 
 Reproduce: `python benchmarks/knowledge_lift_heldout.py --split held-out --methods
 vanilla,retrieval,bottom-up,top-down-auto,top-down-exp --datasets midterm-openbook` (and
@@ -186,7 +195,10 @@ def main() -> None:
     rows = [r for r in rows if r["settings"] == {**DEFAULTS, **VARIANTS.get(r["variant"], {})}]  # stale ones go
     rows.sort(key=lambda r: (r["split"] != "held-out", r["dataset"], r["variant"] != "defaults", r["variant"],
                              r["method"]))
-    aurocs = factuality_auroc(args.work, "held-out")
+    aurocs = {"held-out, agreement (default)": factuality_auroc(args.work, "held-out"),
+              "tuning, agreement (default)": factuality_auroc(args.work, "tuning"),
+              "tuning, judge = embedding": factuality_auroc(args.work, "tuning", "judge=embedding")}
+    aurocs = {name: by_card for name, by_card in aurocs.items() if by_card}
     write_result("knowledge-lift-heldout", {"rows": rows, "factuality_auroc": aurocs, "defaults": DEFAULTS},
                  report(rows, aurocs))
 

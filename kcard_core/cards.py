@@ -33,10 +33,13 @@ class GenerationDefaults:
 @dataclass(frozen=True)
 class RetrievalDefaults:
     """What a retrieval or KG card returns, whatever n1 a chain asks for: its best passages, at most
-    ``passages``, each scoring at least ``floor`` times the best one (n1 is a number of samples, which
-    only a language model has: at n1 = 3 the news card added two reports of other races)."""
+    ``passages``, each scoring at least ``floor`` times the best one and holding at least ``coverage``
+    of the question's words, weighted by rarity (n1 is a number of samples, which only a language
+    model has: at n1 = 3 the news card added two reports of other races; without a coverage floor
+    the computing card answered a midterm question with the University of Pennsylvania)."""
     passages: int = 3
     floor: float = 0.75
+    coverage: float = 0.3
 
 
 @dataclass(frozen=True)
@@ -78,8 +81,9 @@ class CardManifest:
             retrieval = RetrievalDefaults(**data.get("retrieval", {}))
         except TypeError as error:
             raise ValueError(f"card manifest [retrieval]: {error}") from None
-        if not (retrieval.passages >= 1 and 0 <= retrieval.floor <= 1):
-            raise ValueError("card manifest [retrieval]: passages must be at least 1 and floor within [0, 1]")
+        if not (retrieval.passages >= 1 and 0 <= retrieval.floor <= 1 and 0 <= retrieval.coverage <= 1):
+            raise ValueError("card manifest [retrieval]: passages must be at least 1, floor and coverage "
+                             "within [0, 1]")
         return cls(name=data["name"], description=data["description"], version=data["version"],
                    license=data["license"], artifacts=artifacts, prompt=data.get("prompt", "{query}"),
                    chat=bool(data.get("chat", False)), generation=generation, type=data.get("type", "lm"),
@@ -221,8 +225,9 @@ class RetrievalCard(Card):
         return "bm25"
 
     def write(self, query: str, n: int, sampling: Sampling) -> list[str]:
-        found = self.index().scored(query, k=self.manifest.retrieval.passages)
-        return [text for score, text in found if score >= self.manifest.retrieval.floor * found[0][0]]
+        settings = self.manifest.retrieval
+        found = self.index().scored(query, k=settings.passages, coverage=settings.coverage)
+        return [text for score, text in found if score >= settings.floor * found[0][0]]
 
     def index(self):
         if "_index" not in self.__dict__:  # built once, shared by the copies with_backend makes

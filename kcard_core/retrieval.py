@@ -35,11 +35,18 @@ class BM25:
     def search(self, query: str, k: int = 3) -> list[str]:
         return [text for _, text in self.scored(query, k)]
 
-    def scored(self, query: str, k: int = 3) -> list[tuple[float, str]]:
-        """The ``k`` best (score, text) pairs, best first; only texts sharing a word with ``query``."""
-        terms = set(words(query)) & self.idf.keys()
+    def scored(self, query: str, k: int = 3, coverage: float = 0.0) -> list[tuple[float, str]]:
+        """The ``k`` best (score, text) pairs, best first, of the texts that hold at least ``coverage``
+        of the query's words, weighted by their rarity (a word no text has counts as the rarest)."""
+        asked = set(words(query))
+        terms = asked & self.idf.keys()
+        rarest = math.log(1 + (len(self.texts) + 0.5) / 0.5)
+        weight = {t: self.idf.get(t, rarest) for t in asked}
+        needed = coverage * sum(weight.values())
         scores = []
         for index, counts in enumerate(self.counts):
+            if sum(weight[t] for t in terms if t in counts) < needed:
+                continue
             norm = self.k1 * (1 - self.b + self.b * self.lengths[index] / self.average)
             score = sum(self.idf[t] * counts[t] * (self.k1 + 1) / (counts[t] + norm) for t in terms if t in counts)
             if score > 0:

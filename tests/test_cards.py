@@ -81,6 +81,8 @@ def test_retrieval_card_returns_its_best_passages_whatever_n1_asks(tmp_path):
     strict = retrieval_card(tmp_path, "[retrieval]\npassages = 3\nfloor = 0.95\n")
     assert len(strict.generate("What is the capital of Germany?", n=3)) == 1  # below 95 % of the best: left out
     assert len(retrieval_card(tmp_path).generate("capital", n=1)) == 3  # default: at most 3 passages
+    # one common word in five is no match: a passage must hold 30 % of the question's words (by rarity)
+    assert retrieval_card(tmp_path).generate("Which river flows through Germany into the Baltic Sea?") == []
 
 
 def test_retrieval_settings_are_checked(tmp_path):

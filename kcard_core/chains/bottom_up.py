@@ -5,7 +5,7 @@ from __future__ import annotations
 from langchain_core.runnables import RunnableConfig
 
 from kcard_core.chains.base import KnowledgeChain
-from kcard_core.chains.prompts import BOTTOM_UP_EXAMPLES, bottom_up_prompt
+from kcard_core.chains.prompts import BOTTOM_UP_EXAMPLES, bottom_up_prompt, without_options
 from kcard_core.selectors import SelectorPipeline
 from kcard_core.trace import Trace
 
@@ -25,7 +25,7 @@ class BottomUp(KnowledgeChain):
         trace.cards = [{"card": card.name, "why": "bottom-up asks every active card"} for card in self.cards]
         with trace.timer("cards"):
             documents = self.run_cards(self.cards, question, self.n1, trace, config)
-        kept, stages = self.pipeline.run(documents, question)
+        kept, stages = self.pipeline.run(documents, without_options(question))
         for stage in stages:
             trace.seconds[stage.selector] = stage.seconds
             trace.add_stage(stage.selector, stage.scores, stage.kept, stage.texts, stage.details)

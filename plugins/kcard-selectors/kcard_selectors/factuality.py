@@ -73,15 +73,23 @@ def content_words(text: str) -> list[str]:
     return [w for w in re.findall(r"\w+", text.lower()) if w not in STOPWORDS]
 
 
+def facts(text: str, asked: set[str]) -> list[str]:
+    """What ``text`` states beyond the question: its names and numbers (capitalised words, digits)
+    not in the question, lower-cased, in order; its other new words when it has no such."""
+    tokens = [w for w in re.findall(r"\w+", text) if w.lower() not in STOPWORDS and w.lower() not in asked]
+    named = [w.lower() for w in tokens if w[0].isupper() or w[0].isdigit()]
+    return list(dict.fromkeys(named or [w.lower() for w in tokens]))
+
+
 def agreement(claim: str, evidence: str, question: str = "") -> float:
     """How much of what ``claim`` adds beyond ``question`` ``evidence`` states, in the same order.
 
-    The claim's new words (not stop words, not the question's) found in the evidence, as a share,
-    times (1 + o) / 2 where o is the share of consecutive found words that the evidence has in the
-    same order. A claim that only repeats the question adds nothing: 0.
+    The claim's new names and numbers (see :func:`facts`) found in the evidence, as a share, times
+    (1 + o) / 2 where o is the share of consecutive found words that the evidence has in the same
+    order. Verbs are left out ("defeated" and "won" report the same result); a claim that only
+    repeats the question adds nothing: 0.
     """
-    asked = set(content_words(question))
-    new = list(dict.fromkeys(w for w in content_words(claim) if w not in asked))
+    new = facts(claim, set(content_words(question)))
     if not new:
         return 0.0
     position: dict[str, int] = {}
@@ -111,8 +119,14 @@ class FactualitySelector(Selector):
     evidence_k: int = 3
 
     def score_documents(self, documents: Sequence[Document], query: str) -> list[Document]:
+        # Evidence is found for the question, not for each document: a document about another race
+        # than the one asked must not borrow that race's report as support.
+        # A registered passage's support is weighted by how well BM25 matches it to the question
+        # (relative to the best match): the report of a neighbouring race supports less.
         index = index_for(self.evidence)
-        quoted = [doc.page_content for doc in documents if doc.metadata.get("source") in QUOTED]
+        found = index.scored(query, self.evidence_k) if index else []
+        evidence = [(text, score / found[0][0]) for score, text in found] + \
+            [(doc.page_content, 1.0) for doc in documents if doc.metadata.get("source") in QUOTED]
         scored = []
         for doc in documents:
             parts, details = {}, {}
@@ -122,22 +136,16 @@ class FactualitySelector(Selector):
                 parts["summary"] = self.faithfulness(doc.page_content, original)
             if doc.metadata.get("source") in QUOTED:
                 parts["fact_check"], details["evidence"] = 1.0, "quoted from the card's corpus"
-            else:
-                checked = [self.fact_check(claim, query, index, quoted) for claim in sentences(doc.page_content)]
-                if checked:
-                    parts["fact_check"] = sum(score for score, _ in checked) / len(checked)
-                    details["evidence"] = max(checked)[1][:160]
+            elif evidence:
+                # the best-supported sentence counts: a right report followed by another race's is right
+                support, details["evidence"] = max((weight * self.support(claim, text, query), text[:160])
+                                                   for claim in sentences(doc.page_content) or [doc.page_content]
+                                                   for text, weight in evidence)
+                parts["fact_check"] = support
             score = sum(parts.values()) / len(parts) if parts else 0.5
             scored.append(self.record(doc, score, **{key: round(value, 4) for key, value in parts.items()},
                                       **details))
         return scored
-
-    def fact_check(self, claim: str, query: str, index, quoted: list[str]) -> tuple[float, str]:
-        """(support, the evidence that gives it) for one sentence: the best-supporting piece counts."""
-        evidence = (index.search(claim, self.evidence_k) if index else []) + quoted
-        if not evidence:
-            return 0.0, ""
-        return max((self.support(claim, text, query), text) for text in evidence)
 
     def choose(self, scored: list[Document]) -> list[Document]:
         scores = [doc.metadata["scores"][self.name] for doc in scored]
