@@ -31,10 +31,11 @@ SPLITS = {"tuning": slice(0, 100), "held-out": slice(100, None)}
 RESULTS = HERE / "results" / "knowledge-lift-heldout.json"
 DEFAULTS = {"n1": defaults.N1, "n2": defaults.N2, "n3": defaults.N3, "judge": defaults.JUDGE,
             "selectors": list(defaults.SELECTORS), "model": DEFAULT_MODEL, "decide": "reply"}
+PAPER_SELECTORS = ("relevance", "pruning", "factuality")
 VARIANTS = {  # tuning-split variants of bottom-up: name -> settings over the defaults
-    "without relevance": {"selectors": ["pruning", "factuality"]},
-    "without pruning": {"selectors": ["relevance", "factuality"]},
-    "without factuality": {"selectors": ["relevance", "pruning"]},
+    **{f"{'without' if name in defaults.SELECTORS else 'with'} {name}":
+       {"selectors": [s for s in PAPER_SELECTORS if (s in defaults.SELECTORS) != (s == name)]}
+       for name in PAPER_SELECTORS},
     **{f"n1={n}": {"n1": n} for n in (2, 3)},
     **{f"n2={n}": {"n2": n} for n in (3, 7, 10)},
     **{f"n3={n}": {"n3": n} for n in (2, 3)},

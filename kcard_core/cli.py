@@ -222,6 +222,9 @@ def format_trace(trace: dict) -> str:
     """The trace for a person: cards and why, each document's scores per stage, the prompt, timings."""
     lines = ["", f"── trace ({trace['mode']}, base LLM {trace['model']})"]
     for turn in trace["turns"]:
+        if "reply" not in turn:  # kcard's own decision, not a question the base LLM answered
+            lines.append(f"  {turn['question']}: {turn.get('why', turn.get('card'))}")
+            continue
         calibrated = f" (P(yes) {turn['p_yes']:.3f} vs {turn['p_yes_content_free']:.3f} for N/A)" if "p_yes" in turn else ""
         lines.append(f"  asked: {turn['question']} → {turn['reply']!r}{calibrated}")
     for card in trace["cards"]:
@@ -232,6 +235,8 @@ def format_trace(trace: dict) -> str:
         stages = "  ".join(f"{name} {s['score']}{'' if s['kept'] else ' ✗'}" for name, s in doc["stages"].items())
         if doc.get("duplicate_of"):
             stages = f"repeats {doc['duplicate_of']}"
+        elif doc.get("dropped"):
+            stages = f"left out: {doc['dropped']}"
         lines.append(f"  [{'used' if doc.get('used') else 'dropped'}] {doc['id']}: {stages}")
         lines.append(f"      {doc['text'][:160]}")
     for candidate in trace.get("revisions", []):

@@ -114,6 +114,9 @@ def test_top_down_answers_without_a_card_when_none_matches_the_need(cards, expli
     assert "answered without one" in result["trace"].turns[-1]["why"]
     assert replies[1] not in llm.prompts[-1]  # the stated need is not read as if it were the answer
     assert llm.prompts[-1].endswith("Question: Who wrote Pride and Prejudice?\nAnswer:")
+    from kcard_core.cli import format_trace
+
+    assert "which card: no card matches" in format_trace(result["trace"].to_dict())  # --trace shows why
 
 
 def test_top_down_keeps_the_cards_first_document_among_near_ties(cards):
@@ -128,6 +131,19 @@ def test_top_down_keeps_the_cards_first_document_among_near_ties(cards):
                     examples=[])
     trace = chain.invoke("q?")["trace"]
     assert [doc_id for doc_id, doc in trace.documents.items() if doc["used"]] == ["science#1"]
+
+
+def test_empty_documents_are_left_out_and_the_trace_says_so(tmp_path):
+    class Silent(FakeBackend):
+        def generate(self, model, prompt, *, n, sampling, chat=False):
+            return ["", "Paris is the capital of France."]
+
+    card = make_card(tmp_path, "quiet", "sometimes silent", Silent())
+    trace = BottomUp(FakeListLLM(responses=["Paris"]), [card], [], n1=2, examples=[]).invoke("Capital?")["trace"]
+    assert trace.documents["quiet#1"]["dropped"] == "empty" and trace.documents["quiet#2"]["used"]
+    from kcard_core.cli import format_trace
+
+    assert "quiet#1: left out: empty" in format_trace(trace.to_dict())
 
 
 def test_top_down_stops_when_the_llm_says_no(cards):

@@ -18,7 +18,7 @@ KCARD = [sys.executable, "-m", "kcard_core"]
 
 @pytest.fixture(scope="module")
 def bottom_up_result():
-    return build_chain("bottom-up").invoke(QUESTION)
+    return build_chain("bottom-up", selectors=("relevance", "pruning", "factuality")).invoke(QUESTION)
 
 
 def test_bottom_up_uses_every_card_and_all_three_selectors(bottom_up_result):
@@ -33,10 +33,10 @@ def test_bottom_up_uses_every_card_and_all_three_selectors(bottom_up_result):
     assert len(relevance) == len(unique) >= 2
     assert sum(d["stages"]["relevance"]["kept"] for d in relevance) == min(5, len(unique))
     factuality = [d for d in trace.documents.values() if "factuality" in d["stages"]]
-    assert sum(d["stages"]["factuality"]["kept"] for d in factuality) == min(3, len(unique))
+    assert sum(d["stages"]["factuality"]["kept"] for d in factuality) == 1  # n3 = 1 by default
     assert all(0 <= d["stages"]["factuality"]["score"] <= 1 for d in factuality)
     used = [d for d in trace.documents.values() if d["used"]]
-    assert len(used) == min(3, len(unique))
+    assert len(used) == 1
     for doc in used:
         assert doc["stages"]["pruning"].get("text", doc["text"]) in trace.prompt
     assert trace.prompt.endswith(f"Question: {QUESTION}\nAnswer:")

@@ -18,7 +18,6 @@ from kcard_core.plugins import NO_CARDS_MESSAGE, Registry, get_registry
 
 MODES = ("bottom-up", "top-down-auto", "top-down-exp", "combined")
 BASELINES = ("vanilla", "genread")  # the base LLM alone; the base LLM writing its own knowledge
-SELECTOR_ORDER = defaults.SELECTORS
 
 __all__ = ["BASELINES", "MODES", "BottomUp", "Combined", "GenRead", "KnowledgeChain", "TopDown", "Vanilla", "build_chain"]
 
@@ -27,7 +26,7 @@ def build_chain(mode: str | None = None, *, cards: list[str] | None = None, mode
                 backend: str | None = None, n1: int = defaults.N1, n2: int = defaults.N2, n3: int = defaults.N3,
                 seed: int | None = 0,
                 max_iterations: int = 1, decide: str = "reply", ensemble: bool = False,
-                selectors: tuple[str, ...] = SELECTOR_ORDER, prune: str = "extractive", judge: str = defaults.JUDGE,
+                selectors: tuple[str, ...] = defaults.SELECTORS, prune: str = "extractive", judge: str = defaults.JUDGE,
                 cache: bool = True,
                 examples: list[dict] | None = None, revise: str | None = None, revise_rounds: int = 2,
                 settings: dict[str, Any] | None = None, registry: Registry | None = None) -> KnowledgeChain:
