@@ -11,6 +11,6 @@ N3 = 1  # documents the factuality selector keeps (the paper: 3; this reader doe
 JUDGE = "agreement"  # factuality: what a document adds beyond the question, checked against evidence
 JUDGES = ("agreement", "embedding", "llm", "both")
 # Pruning is off: with one kept document of one or two sentences it changed no answer on the tuning
-# split (89 EM with or without it) and cost 0.1 s a question; --selectors relevance,pruning,factuality
+# split (89 EM with or without it); --selectors relevance,pruning,factuality
 # brings it back (the paper's pipeline).
 SELECTORS = ("relevance", "factuality")
