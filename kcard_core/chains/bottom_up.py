@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from langchain_core.runnables import RunnableConfig
 
+from kcard_core import defaults
 from kcard_core.chains.base import KnowledgeChain
 from kcard_core.chains.prompts import BOTTOM_UP_EXAMPLES, bottom_up_prompt, without_options
 from kcard_core.selectors import SelectorPipeline
@@ -13,7 +14,7 @@ from kcard_core.trace import Trace
 class BottomUp(KnowledgeChain):
     mode = "bottom-up"
 
-    def __init__(self, llm, cards: list, selectors: list, *, n1: int = 1, examples: list[dict] | None = None,
+    def __init__(self, llm, cards: list, selectors: list, *, n1: int = defaults.N1, examples: list[dict] | None = None,
                  model_name: str = "", seed: int | None = 0):
         super().__init__(llm, model_name, seed)
         self.cards = cards

@@ -12,6 +12,7 @@ from typing import Callable, Sequence
 
 from langchain_core.runnables import RunnableConfig
 
+from kcard_core import defaults
 from kcard_core.chains.base import KnowledgeChain
 from kcard_core.chains.prompts import (BOTTOM_UP_EXAMPLES, CHOOSE_SOURCE, NEED_MORE, NEED_MORE_TEMPLATES,
                                        TOP_DOWN_EXAMPLES, WHAT_KIND, bottom_up_prompt, one_line, top_down_start,
@@ -60,7 +61,7 @@ class TopDown(KnowledgeChain):
     """
 
     def __init__(self, llm, cards: list, factuality, *, explicit: bool = False, similarity: Similarity | None = None,
-                 yes_probability: Callable[[str], float] | None = None, ensemble: bool = False, n1: int = 1,
+                 yes_probability: Callable[[str], float] | None = None, ensemble: bool = False, n1: int = defaults.N1,
                  max_iterations: int = 1, min_match: float = MIN_MATCH,
                  examples: list[dict] | None = None, model_name: str = "", seed: int | None = 0):
         super().__init__(llm, model_name, seed)
