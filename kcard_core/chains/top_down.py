@@ -15,11 +15,12 @@ from langchain_core.runnables import RunnableConfig
 from kcard_core import defaults
 from kcard_core.chains.base import KnowledgeChain
 from kcard_core.chains.prompts import (BOTTOM_UP_EXAMPLES, CHOOSE_SOURCE, NEED_MORE, NEED_MORE_TEMPLATES,
-                                       TOP_DOWN_EXAMPLES, WHAT_KIND, bottom_up_prompt, one_line, top_down_start,
+                                       TOP_DOWN_EXAMPLES, WHAT_KIND, bottom_up_prompt, top_down_start,
                                        without_options)
 from kcard_core.config import limit
 from kcard_core.errors import KcardError
 from kcard_core.selectors import SelectorPipeline, lexical_similarity
+from kcard_core.text import one_line
 from kcard_core.trace import Trace
 
 Similarity = Callable[[str, Sequence[str]], list[float]]

@@ -9,7 +9,7 @@ The score averages what is available of the paper's two checks:
     inventions that reuse the question's wording agree with each other. A quoted passage is its
     own evidence (fact-check 1).
 "Supported" is judged by default by *agreement*: the share of what a sentence adds beyond the
-question (its words not in the question) that the evidence states, in the same order — so an
+question (its names and numbers not in the question) that the evidence states, in order — so an
 echo of the question proves nothing, and "Y defeated X" agrees less with "X defeated Y" than
 "X defeated Y" does (MiniLM cosine scores both alike). ``judge`` may also be "embedding" (MiniLM
 cosine), "llm" (the base LLM's yes/no probability) or "both" (cosine and LLM averaged). The
@@ -32,7 +32,7 @@ import numpy as np
 from langchain_core.documents import Document
 
 from kcard_core.backends import yes_probability
-from kcard_core.retrieval import STOPWORDS, index_for
+from kcard_core.retrieval import STOPWORDS, index_for, words
 from kcard_core.selectors import Selector
 from kcard_core.text import sentences
 from kcard_selectors import encoder
@@ -69,10 +69,6 @@ def margin_greedy(scores: Sequence[float], n: int, margin: float) -> list[int]:
     return chosen
 
 
-def content_words(text: str) -> list[str]:
-    return [w for w in re.findall(r"\w+", text.lower()) if w not in STOPWORDS]
-
-
 def facts(text: str, asked: set[str]) -> list[str]:
     """What ``text`` states beyond the question: its names and numbers (capitalised words, digits)
     not in the question, lower-cased, in order; its other new words when it has no such."""
@@ -89,11 +85,11 @@ def agreement(claim: str, evidence: str, question: str = "") -> float:
     order. Verbs are left out ("defeated" and "won" report the same result); a claim that only
     repeats the question adds nothing: 0.
     """
-    new = facts(claim, set(content_words(question)))
+    new = facts(claim, set(words(question)))
     if not new:
         return 0.0
     position: dict[str, int] = {}
-    for index, word in enumerate(content_words(evidence)):
+    for index, word in enumerate(words(evidence)):
         position.setdefault(word, index)
     found = [w for w in new if w in position]
     if not found:
@@ -130,8 +126,8 @@ class FactualitySelector(Selector):
         scored = []
         for doc in documents:
             parts, details = {}, {}
-            original = doc.metadata.get("original")
-            if original and not all(part in original for part in sentences(doc.page_content)):
+            original, claims = doc.metadata.get("original"), sentences(doc.page_content) or [doc.page_content]
+            if original and not all(part in original for part in claims):
                 # an abstractive summary (an extractive one is the original's own sentences)
                 parts["summary"] = self.faithfulness(doc.page_content, original)
             if doc.metadata.get("source") in QUOTED:
@@ -139,8 +135,7 @@ class FactualitySelector(Selector):
             elif evidence:
                 # the best-supported sentence counts: a right report followed by another race's is right
                 support, details["evidence"] = max((weight * self.support(claim, text, query), text[:160])
-                                                   for claim in sentences(doc.page_content) or [doc.page_content]
-                                                   for text, weight in evidence)
+                                                   for claim in claims for text, weight in evidence)
                 parts["fact_check"] = support
             score = sum(parts.values()) / len(parts) if parts else 0.5
             scored.append(self.record(doc, score, **{key: round(value, 4) for key, value in parts.items()},
