@@ -62,10 +62,10 @@ def test_top_down_modes_run_for_real(mode, decide):
     elif trace.turns[0]["needs_more"] is not False:
         assert trace.cards[0]["card"] in load_registry().cards
         assert sum(d["used"] for d in trace.documents.values()) == 1
-        # the knowledge is read with the bottom-up prompt: its last block is knowledge, question, answer cue
-        last_block = trace.prompt.split("\n\n")[-1]
-        assert last_block.startswith("Knowledge: ")
-        assert last_block.endswith("Question: Who wrote Pride and Prejudice?\nAnswer:")
+        # the knowledge is read with the bottom-up prompt: question, knowledge, question, answer cue
+        lines = trace.prompt.split("\n\n")[-1].splitlines()
+        assert lines[0] == lines[2] == "Question: Who wrote Pride and Prejudice?"
+        assert lines[1].startswith("Knowledge: ") and lines[3] == "Answer:"
     else:
         assert trace.cards == [] and "Knowledge: " not in trace.prompt.split("Question: Who wrote Pride")[1]
 

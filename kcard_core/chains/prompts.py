@@ -38,11 +38,13 @@ def split_options(question: str) -> tuple[str, dict[str, str]]:
     return stem, {match[1]: match[2] for match in options}
 
 
-# Bottom-up demonstrations: knowledge, question, short answer. Small readers answer with the last
-# name they read ("X won and Y lost" -> Y): the contests below put the winner first in two
-# phrasings and last in a third, so that the role, not the position, gives the answer. Chosen on
-# MidtermQA's tuning split (questions 1-100, Gemma 3 270M reading the right report): 79 EM with one
-# contest demo, 89 with these (benchmarks/results/knowledge-lift-heldout.md).
+# Bottom-up demonstrations: question, knowledge, the question again, short answer. Small readers
+# answer with the last name they read ("X won and Y lost" -> Y): the contests below put the winner
+# first in two phrasings and last in a third, so that the role, not the position, gives the answer;
+# and the question is asked before the knowledge as well as after it, so that the knowledge is read
+# for the question. Chosen on MidtermQA's tuning split (questions 1-100, each race's report in its
+# three phrasings, Gemma 3 270M reading): 85.4% right with the question after the knowledge only,
+# 92.5% with it on both sides (benchmarks/reader.py, results/reader.md).
 BOTTOM_UP_EXAMPLES = [
     {"knowledge": "Canberra was chosen as the capital of Australia in 1908 as a compromise between Sydney "
                   "and Melbourne.",
@@ -71,11 +73,12 @@ TOP_DOWN_EXAMPLES = [
 
 
 def bottom_up_prompt(question: str, knowledge: list[str], examples: list[dict] = BOTTOM_UP_EXAMPLES) -> str:
-    blocks = [f"Knowledge: {one_line(ex['knowledge'])}\nQuestion: {ex['question']}\nAnswer: {ex['answer']}"
-              for ex in examples]
+    def block(question: str, knowledge: str) -> str:
+        return f"Question: {question}\nKnowledge: {knowledge}\nQuestion: {question}\nAnswer:"
+
     text = one_line(" ".join(knowledge))[: limit("KCARD_MAX_KNOWLEDGE_CHARS")]
-    blocks.append(f"Knowledge: {text}\nQuestion: {one_line(question)}\nAnswer:")
-    return "\n\n".join(blocks)
+    demos = [f"{block(ex['question'], one_line(ex['knowledge']))} {ex['answer']}" for ex in examples]
+    return "\n\n".join([*demos, block(one_line(question), text)])
 
 
 def top_down_example(example: dict, explicit: bool) -> str:
