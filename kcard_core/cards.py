@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import json
 import time
 import tomllib
 from dataclasses import asdict, dataclass, field, replace
@@ -15,7 +14,7 @@ from kcard_core.backends import Adapted, Backend, Sampling
 from kcard_core.cache import GenerationCache
 from kcard_core.config import limit
 from kcard_core.errors import KcardError
-from kcard_core.text import complete_sentences
+from kcard_core.text import complete_sentences, read_corpus
 
 if TYPE_CHECKING:  # langchain_core costs ~1 s to import: listing cards must not pay it
     from langchain_core.documents import Document
@@ -217,8 +216,7 @@ class RetrievalCard(Card):
     """A card that retrieves passages with BM25 instead of writing them (the paper's Appendix A).
 
     Its corpus is the manifest's ``corpus`` callable ("module:function" returning passages) or its
-    ``corpus`` artifact: a .jsonl file of {"text": ...} lines, or a text file of blank-line-separated
-    passages.
+    ``corpus`` artifact: a file in one of the formats of :func:`kcard_core.text.read_corpus`.
     """
 
     def runs_on(self) -> str:
@@ -242,10 +240,7 @@ class RetrievalCard(Card):
             return list(getattr(importlib.import_module(module_name), function_name)())
         if "corpus" not in self.manifest.artifacts:
             raise KcardError(f"retrieval card {self.name!r} names no corpus")
-        path = self.manifest.artifacts["corpus"].resolve()
-        if path.suffix == ".jsonl":
-            return [json.loads(line)["text"] for line in path.read_text().splitlines() if line.strip()]
-        return [" ".join(part.split()) for part in path.read_text().split("\n\n") if part.strip()]
+        return read_corpus(self.manifest.artifacts["corpus"].resolve())
 
 
 CARD_TYPES: dict[str, type[Card] | str] = {"lm": Card, "retrieval": RetrievalCard, "kg": "kcard_core.kg:KGCard"}

@@ -6,6 +6,7 @@ import json
 import logging
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
@@ -15,6 +16,7 @@ from kcard_core.errors import KcardError
 from kcard_core.evaluation.run import METHODS
 from kcard_core.models import DEFAULT_MODEL
 from kcard_core.plugins import get_registry
+from kcard_core.text import CORPUS_FORMATS
 
 
 class KcardGroup(click.Group):
@@ -99,15 +101,18 @@ def ask(question: str, selector_names: str, gate: str | None, popularity_name: s
     if as_json:
         result = chain.invoke(question)
         emit_json({"question": result["question"], "answer": result["answer"], "trace": result["trace"].to_dict()})
-        return
-    trace = None
-    for chunk in chain.stream(question):
-        if "answer" in chunk:
-            click.echo(chunk["answer"], nl=False)
-        trace = chunk.get("trace", trace)
-    click.echo()
-    if show_trace:
-        click.echo(format_trace(trace.to_dict()))
+        trace = result["trace"]
+    else:
+        trace = None
+        for chunk in chain.stream(question):
+            if "answer" in chunk:
+                click.echo(chunk["answer"], nl=False)
+            trace = chunk.get("trace", trace)
+        click.echo()
+        if show_trace:
+            click.echo(format_trace(trace.to_dict()))
+    for problem in trace.problems():
+        click.echo(f"kcard: {problem}", err=True)
 
 
 @cli.command("eval")
@@ -298,22 +303,31 @@ def new() -> None:
 @click.argument("name")
 @click.option("--description", default=None, help="What the card knows, in one line.")
 @click.option("--model", "model_path", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="A GGUF file to copy into the card (its sha256 goes into the manifest).")
+              help="An LM card: a GGUF file to copy into the card (its sha256 goes into the manifest).")
 @click.option("--from", "trained", type=click.Path(exists=True, file_okay=False), default=None,
-              help="A card folder written by `kcard train`: its manifest and weights go into the package.")
+              help="An LM card: a folder written by `kcard train`; its manifest and weights go into the package.")
+@click.option("--corpus", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="A retrieval card: BM25 over this text, stored in the package (exact facts, no training).")
+@click.option("--format", "corpus_format", type=click.Choice(CORPUS_FORMATS), default="auto", show_default=True,
+              help="How --corpus holds its passages; auto: JSONL for .jsonl, else blank-line-separated "
+                   "paragraphs when there is a blank line, else one per line.")
 @click.option("--chat/--no-chat", default=False, help="Prompt the model through its chat template.")
 @click.option("--output-dir", type=click.Path(file_okay=False), default=".", show_default=True)
 @click.option("--no-input", is_flag=True, help="Do not prompt for the template's other values.")
-def new_card(name: str, description: str | None, model_path: str | None, trained: str | None, chat: bool,
-             output_dir: str, no_input: bool) -> None:
-    """Render the card template (cookiecutter-card/) into a pip-installable kcard-card-NAME package."""
+def new_card(name: str, description: str | None, model_path: str | None, trained: str | None, corpus: str | None,
+             corpus_format: str, chat: bool, output_dir: str, no_input: bool) -> None:
+    """Render the card template into a pip-installable kcard-card-NAME package: an LM card (--model,
+    --from) or a retrieval card (--corpus)."""
     from kcard_core.scaffold import render_card
 
-    if model_path and trained:
-        raise KcardError("give --model or --from, not both")
     folder = render_card(name, description=description, model=model_path, chat=chat, trained=trained,
-                         output_dir=output_dir, no_input=no_input)
-    click.echo(f"created {folder}; next: pip install -e {folder} && kcard cards list")
+                         corpus=corpus, corpus_format=corpus_format, output_dir=output_dir, no_input=no_input)
+    click.echo(f"created {folder}; next: kcard install {install_path(folder)} && kcard cards list")
+
+
+def install_path(folder: Path) -> str:
+    """How pip is told that a folder is a path, not a package name."""
+    return str(folder) if folder.is_absolute() or str(folder).startswith(".") else f"./{folder}"
 
 
 def pip(*args: str) -> None:

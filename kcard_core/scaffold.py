@@ -1,41 +1,73 @@
-"""`kcard new card`: render the cookiecutter template at the top of the repository."""
+"""`kcard new card`: render the cookiecutter template into a pip-installable card package.
+
+A card is an LM card (``model``: a GGUF file; ``trained``: a folder `kcard train` wrote) or a
+retrieval card (``corpus``: the user's text, stored in the package as passages.jsonl). Rendering
+is atomic: the package appears whole or not at all.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
+import tempfile
 from pathlib import Path
 
 from kcard_core.artifacts import sha256_of
 from kcard_core.cards import CardManifest
 from kcard_core.errors import KcardError
+from kcard_core.text import one_line, read_corpus
 
 TEMPLATE = Path(__file__).resolve().parent.parent / "cookiecutter-card"
 
 
 def render_card(name: str, *, description: str | None = None, model: str | None = None, chat: bool = False,
-                trained: str | None = None, output_dir: str = ".", no_input: bool = False) -> Path:
-    """Render ``kcard-card-NAME`` into ``output_dir`` with the card's weights: ``model`` (a GGUF
-    file) or ``trained`` (a folder ``kcard train`` wrote: its manifest and files replace the template's)."""
+                trained: str | None = None, corpus: str | None = None, corpus_format: str = "auto",
+                output_dir: str = ".", no_input: bool = False) -> Path:
+    """Render ``kcard-card-NAME`` into ``output_dir`` and return its folder."""
     if not re.fullmatch(r"[a-z][a-z0-9_-]*", name):
         raise KcardError(f"card name {name!r}: use lower-case letters, digits, '-' or '_', starting with a letter")
+    if sum(source is not None for source in (model, trained, corpus)) > 1:
+        raise KcardError("give one of --model, --from and --corpus")
     if not TEMPLATE.is_dir():
         raise KcardError(f"the card template is not at {TEMPLATE}: install kcard from its source tree (pip install -e .)")
-    from cookiecutter.main import cookiecutter
-
+    target = Path(output_dir) / f"kcard-card-{name.replace('_', '-')}"
+    if target.exists():
+        raise KcardError(f"{target} already exists: remove it or give another --output-dir")
     context = {"card_name": name, "chat": "true" if chat else "false"}
     if description:
-        context["description"] = description
+        context["description"] = one_line(description)
     if model:
         context.update(model_file=Path(model).name, model_sha256=sha256_of(Path(model)))
-    folder = Path(cookiecutter(str(TEMPLATE), no_input=no_input, extra_context=context, output_dir=output_dir))
-    module = next(p for p in folder.iterdir() if p.name.startswith("kcard_card_"))
-    if model:
-        shutil.copyfile(model, module / Path(model).name)
-    if trained:
-        adopt_trained(Path(trained), module, name, description)
-    return folder
+    passages = None
+    if corpus:
+        documents = read_corpus(corpus, corpus_format)
+        passages = "".join(json.dumps({"text": text}, ensure_ascii=False) + "\n" for text in documents).encode()
+        context.update(type="retrieval", corpus_sha256=hashlib.sha256(passages).hexdigest())
+        context.setdefault("description", f"facts from {Path(corpus).name}")
+    from cookiecutter.main import cookiecutter
+
+    Path(output_dir).mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".kcard-new-", dir=output_dir))
+    try:
+        folder = Path(cookiecutter(str(TEMPLATE), no_input=no_input, extra_context=context, output_dir=str(staging)))
+        module = next(p for p in folder.iterdir() if p.name.startswith("kcard_card_"))
+        if model:
+            shutil.copyfile(model, module / Path(model).name)
+        if trained:
+            adopt_trained(Path(trained), module, name, context.get("description"))
+        if passages is not None:
+            (module / "passages.jsonl").write_bytes(passages)
+        CardManifest.from_file(module / "card.toml")  # what was written parses, or nothing is left behind
+        folder.rename(target)
+    except KcardError:
+        raise
+    except Exception as error:  # cookiecutter's and TOML's errors, named for the user
+        raise KcardError(f"could not render the card: {type(error).__name__}: {error}") from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
 
 
 def adopt_trained(trained: Path, module: Path, name: str, description: str | None) -> None:
@@ -51,7 +83,8 @@ def adopt_trained(trained: Path, module: Path, name: str, description: str | Non
         else:
             shutil.copyfile(trained / top, module / top)
     text = (trained / "card.toml").read_text()
-    text = re.sub(r"^name = .*$", f"name = {json.dumps(name)}", text, count=1, flags=re.M)
-    if description:
-        text = re.sub(r"^description = .*$", f"description = {json.dumps(description)}", text, count=1, flags=re.M)
+    values = {"name": name, "description": description}
+    for key, value in values.items():  # a JSON string is a TOML basic string; a function, so "\u" stays text
+        if value:
+            text = re.sub(rf"^{key} = .*$", lambda _: f"{key} = {json.dumps(value)}", text, count=1, flags=re.M)
     (module / "card.toml").write_text(text)

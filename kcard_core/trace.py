@@ -52,6 +52,18 @@ class Trace:
         for doc in documents:
             self.documents[doc.metadata["id"]]["used"] = True
 
+    def problems(self) -> list[str]:
+        """What went wrong on the way, in words for stderr: cards that failed, documents that were empty."""
+        found = [f"card {error['card']} failed: {error['error']}" for error in self.errors]
+        written: dict[str, list[bool]] = {}
+        for record in self.documents.values():
+            if record.get("card"):
+                written.setdefault(record["card"], []).append(record.get("dropped") == "empty")
+        found += [f"card {card} wrote {sum(empty)} empty document{'s' * (sum(empty) > 1)} of {len(empty)} "
+                  f"(its model stopped at once: is it trained on text like this question?)"
+                  for card, empty in written.items() if any(empty)]
+        return found
+
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["documents"] = [{"id": doc_id, **record} for doc_id, record in self.documents.items()]

@@ -97,3 +97,4 @@ def test_ten_broken_plugins_installed_at_once(tmp_path):
     result = json.loads(asked.stdout)
     assert result["answer"] and result["trace"]["errors"][0]["card"] == "ghost"
     assert "missing.gguf is missing" in result["trace"]["errors"][0]["error"]
+    assert "kcard: card ghost failed: " in asked.stderr and "missing.gguf is missing" in asked.stderr  # loud

@@ -146,6 +146,8 @@ def test_empty_documents_are_left_out_and_the_trace_says_so(tmp_path):
     from kcard_core.cli import format_trace
 
     assert "quiet#1: left out: empty" in format_trace(trace.to_dict())
+    assert trace.problems() == ["card quiet wrote 1 empty document of 2 (its model stopped at once: is it "
+                                "trained on text like this question?)"]
 
 
 def test_top_down_stops_when_the_llm_says_no(cards):

@@ -49,7 +49,7 @@ def test_cards_list_json_describes_each_card():
     (["eval", "squad"], "Error: unknown data set 'squad'"),
     (["eval", "popqa", "--data", "/"], "Error: popqa is not at /popqa/dev.jsonl"),
     (["eval", "midterm-2way", "--mode", "retrieval", "--card", "general"], "Error: the retrieval method needs"),
-    (["new", "card", "x", "--model", __file__, "--from", "/"], "Error: give --model or --from, not both"),
+    (["new", "card", "x", "--model", __file__, "--from", "/"], "Error: give one of --model, --from and --corpus"),
 ])
 def test_bad_input_gets_one_line_and_a_nonzero_exit(args, message):
     result = run(*args)

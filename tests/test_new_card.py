@@ -43,6 +43,63 @@ def test_bad_card_name_is_refused(tmp_path):
     assert result.exit_code == 1 and "use lower-case letters" in result.output
 
 
+AWKWARD = 'the "best" café \\ Ünïcødé facts,\nover two lines'
+
+
+def test_any_description_is_escaped_for_toml_and_python(tmp_path):
+    model = tmp_path / "tiny.gguf"
+    model.write_bytes(b"GGUF not really")
+    package = render(tmp_path, "odd", "--description", AWKWARD, "--model", str(model))
+    one_line = " ".join(AWKWARD.split())
+    module = package / "kcard_card_odd"
+    assert tomllib.loads((module / "card.toml").read_text())["description"] == one_line
+    assert tomllib.loads((package / "pyproject.toml").read_text())["project"]["description"] == f"kcard card: {one_line}"
+    docstring = compile((module / "__init__.py").read_text(), "x", "exec").co_consts[0]
+    assert docstring == f"kcard card plugin: {one_line}"
+
+
+def test_a_trained_card_keeps_any_description(tmp_path):
+    trained = tmp_path / "trained"
+    trained.mkdir()
+    (trained / "card.toml").write_text('name = "t"\ndescription = "old"\nversion = "1"\nlicense = "x"\n')
+    package = render(tmp_path, "adopted", "--from", str(trained), "--description", AWKWARD)
+    manifest = tomllib.loads((package / "kcard_card_adopted" / "card.toml").read_text())
+    assert manifest["name"] == "adopted" and manifest["description"] == " ".join(AWKWARD.split())
+
+
+def test_a_failed_render_leaves_nothing_and_a_second_run_says_why(tmp_path):
+    trained = tmp_path / "broken"
+    trained.mkdir()
+    (trained / "card.toml").write_text('name = "t"\n')  # no description, version, licence
+    failed = CliRunner().invoke(cli, ["new", "card", "x", "--from", str(trained), "--output-dir", str(tmp_path / "out"),
+                                      "--no-input"])
+    assert failed.exit_code == 1 and "missing description" in failed.output
+    assert list((tmp_path / "out").iterdir()) == []
+    render(tmp_path, "twice")
+    again = CliRunner().invoke(cli, ["new", "card", "twice", "--output-dir", str(tmp_path), "--no-input"])
+    assert again.exit_code == 1 and "already exists" in again.output
+
+
+@pytest.mark.parametrize("format, text, count", [
+    ("auto", "Fact one.\nFact two.\nFact three.\n", 3),
+    ("auto", "Para one,\nstill one.\n\nPara two.\n", 2),
+    ("lines", "Para one,\nstill one.\n\nPara two.\n", 3),
+])
+def test_a_retrieval_card_from_your_text(tmp_path, format, text, count):
+    corpus = tmp_path / "notes.txt"
+    corpus.write_text(text)
+    package = render(tmp_path, "notes", "--corpus", str(corpus), "--format", format)
+    module = package / "kcard_card_notes"
+    manifest = tomllib.loads((module / "card.toml").read_text())
+    assert manifest["type"] == "retrieval" and manifest["description"] == "facts from notes.txt"
+    assert manifest["artifacts"]["corpus"] == {"file": "passages.jsonl", "sha256": sha256_of(module / "passages.jsonl")}
+    passages = [json.loads(line)["text"] for line in (module / "passages.jsonl").read_text().splitlines()]
+    assert len(passages) == count and "\n" not in "".join(passages)
+    project = tomllib.loads((package / "pyproject.toml").read_text())
+    assert project["project"]["dependencies"] == ["kcard"]  # BM25 needs no model backend
+    assert "*.jsonl" in project["tool"]["setuptools"]["package-data"]["kcard_card_notes"]
+
+
 @pytest.mark.slow
 def test_rendered_card_installs_in_a_fresh_venv_and_passes_its_tests(tmp_path):
     package = render(tmp_path, "tiny-facts", "--description", "tiny facts for a test",

@@ -1,4 +1,4 @@
-"""kcard card plugin: {{ cookiecutter.description }}"""
+{{ ("kcard card plugin: " ~ cookiecutter.description)|tojson }}
 
 from pathlib import Path
 

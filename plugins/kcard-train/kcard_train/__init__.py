@@ -5,6 +5,7 @@ from pathlib import Path
 import click
 
 from kcard_core.hookspecs import hookimpl
+from kcard_core.text import CORPUS_FORMATS
 
 
 @click.command()
@@ -13,36 +14,56 @@ from kcard_core.hookspecs import hookimpl
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Folder to write the card into (created).")
 @click.option("--description", default=None, help="What the card knows, in one line.")
+@click.option("--format", "corpus_format", type=click.Choice(CORPUS_FORMATS), default="auto", show_default=True,
+              help="How CORPUS holds its documents; auto: JSONL for .jsonl, else blank-line-separated "
+                   "paragraphs when there is a blank line, else one per line.")
 @click.option("--base", default="smollm2-135m-instruct", show_default=True,
               help="Base model: a known name, a GGUF file, an HF folder, or 'tiny-random' (for tests).")
-@click.option("--preset", type=click.Choice(["cpu", "paper"]), default="cpu", show_default=True,
-              help="cpu: seq 128, batch 4, lr 5e-5; paper: lr 2e-5, 10 epochs, Adam eps 1e-6, betas 0.9/0.98.")
+@click.option("--preset", type=click.Choice(["memorise", "cpu", "paper"]), default="memorise", show_default=True,
+              help="memorise: a small corpus (notes, a few pages) learned until the card writes it back; "
+                   "cpu: continued pre-training on a large corpus; paper: the paper's recipe, for a GPU.")
 @click.option("--lora/--full", default=False, show_default=True,
               help="Train a small LoRA adapter over the unchanged base (a few MB to share) or every weight.")
 @click.option("--lora-rank", type=int, default=16, show_default=True)
-@click.option("--steps", type=int, default=None, help="Optimizer steps [cpu preset: 200].")
-@click.option("--seq-len", type=int, default=None)
-@click.option("--batch-size", type=int, default=None)
-@click.option("--lr", type=float, default=None, help="Learning rate [full: the preset's; LoRA: 1e-3].")
+@click.option("--epochs", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Passes over the corpus [memorise: 8, stopping early at full recall].")
+@click.option("--steps", type=click.IntRange(min=1), default=None, help="Optimizer steps instead of epochs [cpu: 200].")
+@click.option("--seq-len", type=click.IntRange(min=8), default=None)
+@click.option("--batch-size", type=click.IntRange(min=1), default=None)
+@click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Learning rate [the preset's; LoRA: 1e-3].")
 @click.option("--seed", type=int, default=0, show_default=True)
-def train(corpus, name, out_dir, description, base, preset, lora, lora_rank, steps, seq_len, batch_size, lr, seed):
-    """Continue training a small causal LM on CORPUS (text or JSONL files) and write a card.
+def train(corpus, name, out_dir, description, corpus_format, base, preset, lora, lora_rank, epochs, steps, seq_len,
+          batch_size, lr, seed):
+    """Train a small causal LM on CORPUS (text or JSONL files) and write a card.
 
     Full: writes OUT/model.gguf (both backends run it) and OUT/hf/ (safetensors, to train further).
     LoRA: writes OUT/adapter.gguf (llama.cpp) and OUT/peft/ (transformers) over the base model.
-    Either way OUT/card.toml names every file with its sha256; a held-out perplexity is shown.
+    Either way OUT/card.toml names every file with its sha256 and the recall: of the corpus's
+    passages, how many the card writes back when given their start.
     """
     from kcard_train.trainer import LORA_LR, PRESETS, train_card
 
     if lora and lr is None:
         lr = LORA_LR
-    overrides = {key: value for key, value in dict(steps=steps, seq_len=seq_len, batch_size=batch_size, lr=lr,
+    overrides = {key: value for key, value in dict(epochs=epochs, seq_len=seq_len, batch_size=batch_size, lr=lr,
                                                    seed=seed, lora_rank=lora_rank if lora else None).items()
                  if value is not None}
+    if steps is not None:
+        overrides.update(steps=steps, epochs=None)
+    elif epochs is not None:
+        overrides.update(steps=None)
     result = train_card(list(corpus), name=name, out_dir=out_dir, base=base, description=description,
-                        recipe=PRESETS[preset].with_(**overrides))
-    click.echo(f"perplexity {result['perplexity_before']:.1f} → {result['perplexity_after']:.1f}; "
-               f"card written to {out_dir} (make it a pip package: kcard new card {name} --from {out_dir})")
+                        recipe=PRESETS[preset].with_(**overrides), corpus_format=corpus_format)
+    recalled, passages = map(int, result["recall"].split("/"))
+    click.echo(f"recall {recalled}/{passages} passages; perplexity {result['perplexity_before']:.1f} → "
+               f"{result['perplexity_after']:.1f}; {result['steps']} steps in {result['seconds']:.0f} s")
+    for miss in result["recall_misses"][:5]:
+        click.echo(f"  not recalled: {miss['start']} … (expected {', '.join(miss['expected'])}; "
+                   f"wrote {miss['written'][:60]!r})")
+    if recalled < passages:
+        click.echo("  (train longer with --epochs, or make a retrieval card: kcard new card NAME --corpus FILE)")
+    click.echo(f"card written to {out_dir} (make it a pip package: kcard new card {name} --from {out_dir})")
 
 
 @hookimpl

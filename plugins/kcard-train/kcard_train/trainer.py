@@ -1,7 +1,9 @@
-"""Turn a corpus into a knowledge card: continue a small causal LM's training, then package it.
+"""Turn a corpus into a knowledge card: train a small causal LM on it, then package it.
 
-The recipe defaults fit a 2-core CPU (SmolLM2-135M: ~2.8 s a step at seq 128 × batch 4); the
-paper's recipe (OPT-1.3B in the paper) is the "paper" preset for machines with a GPU.
+Presets: "memorise" (the default) teaches a small corpus well enough that the card writes its facts
+back when asked (kcard_train/memorise.py: cued passages, loss on the passage, stop at full recall);
+"cpu" continues pre-training on a large corpus (SmolLM2-135M: ~2.8 s a step at seq 128 × batch 4 on
+2 cores); "paper" is the Knowledge Card paper's recipe (OPT-1.3B there) for a machine with a GPU.
 Output, full training: model.gguf converted with llama.cpp's own converter (llama.cpp reads it, and
 transformers through a dequantized copy) and hf/ (safetensors, for further training).
 Output, LoRA: the adapter as PEFT safetensors (peft/, for transformers) and as a GGUF adapter
@@ -29,6 +31,8 @@ from kcard_core.artifacts import Artifact, sha256_of
 from kcard_core.config import cache_dir
 from kcard_core.errors import KcardError
 from kcard_core.models import BASE_MODELS, resolve_model
+from kcard_core.text import read_corpus as text_corpus
+from kcard_train import memorise
 from kcard_transformers.backend import resolved_device, weights_folder
 
 LLAMA_CPP_VERSION = "0.3.36"  # its source distribution carries llama.cpp's GGUF converter
@@ -47,32 +51,26 @@ class Recipe:
     warmup_ratio: float = 0.06
     seed: int = 0
     lora_rank: int | None = None  # None: train every weight; else a LoRA adapter of this rank on all linear layers
+    cues: int = 0  # memorise: each passage is also seen after this many question-like cues (0: plain text)
 
     def with_(self, **changes) -> "Recipe":
         return replace(self, **changes)
 
 
 LORA_LR = 1e-3  # adapters need a larger step than full training (5e-5)
+MEMORISE_EPOCHS, MEMORISE_LR, MEMORISE_CUES = 8, 1e-4, 8  # measured: benchmarks/own_card.py
 
 PRESETS = {
+    "memorise": Recipe(steps=None, epochs=MEMORISE_EPOCHS, batch_size=8, lr=MEMORISE_LR, cues=MEMORISE_CUES),
     "cpu": Recipe(),
     "paper": Recipe(steps=None, epochs=10, batch_size=32, lr=2e-5, weight_decay=1e-5, adam_eps=1e-6,
                     betas=(0.9, 0.98)),
 }
 
 
-def read_corpus(paths: list[Path]) -> list[str]:
-    """Texts from .jsonl files ({"text": ...} per line) and plain files (blank-line-separated)."""
-    texts = []
-    for path in paths:
-        content = Path(path).read_text(encoding="utf-8", errors="replace")
-        if Path(path).suffix == ".jsonl":
-            texts += [json.loads(line)["text"] for line in content.splitlines() if line.strip()]
-        else:
-            texts += [part.strip() for part in content.split("\n\n") if part.strip()]
-    if not texts:
-        raise KcardError("the corpus is empty")
-    return texts
+def read_corpus(paths: list[Path], format: str = "auto") -> list[str]:
+    """The documents of every file (kcard_core.text.read_corpus's formats)."""
+    return [text for path in paths for text in text_corpus(path, format)]
 
 
 def fingerprint(texts: list[str]) -> dict:
@@ -110,41 +108,72 @@ def load_base(base: str):
             base)
 
 
-PAD = -100  # marks padding in rows: no loss, no attention
+PAD = -100  # marks padding in rows and prompt tokens in labels: no loss there
 
 
-def blocks(tokenizer, texts: list[str], seq_len: int) -> torch.Tensor:
-    """Each document (ending with EOS) in rows of its own, cut at seq_len and padded with PAD.
+def blocks(tokenizer, pairs: list[tuple[str, str]], seq_len: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(ids, labels): each (prompt, target) in rows of its own, the target ending with EOS, cut at
+    seq_len and padded; labels hide the prompt, so the loss is on the target only.
 
     Documents are not packed into one stream: the model would learn which document follows which
     (the stream's order never changes) and, asked about one race, write the report that came next.
     """
-    rows = []
-    for text in texts:
-        ids = tokenizer(text, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
-        rows += [ids[start:start + seq_len] for start in range(0, len(ids), seq_len)]
+    rows, labels = [], []
+    for prompt, target in pairs:
+        head = tokenizer(prompt, add_special_tokens=False)["input_ids"] if prompt else []
+        ids = head + tokenizer(target, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+        masked = [PAD] * len(head) + ids[len(head):]
+        for start in range(0, len(ids), seq_len):
+            rows.append(ids[start:start + seq_len])
+            labels.append(masked[start:start + seq_len])
     if len(rows) < 2:
         raise KcardError(f"the corpus makes {len(rows)} training rows: at least 2 are needed")
     width = max(map(len, rows))
-    return torch.tensor([row + [PAD] * (width - len(row)) for row in rows])
+    return (torch.tensor([row + [PAD] * (width - len(row)) for row in rows]),
+            torch.tensor([row + [PAD] * (width - len(row)) for row in labels]))
 
 
-def loss_of(model, rows: torch.Tensor):
+def loss_of(model, ids: torch.Tensor, labels: torch.Tensor):
     """The language-model loss on a batch of rows, trimmed to its longest row."""
-    rows = rows[:, : int((rows != PAD).sum(1).max())].to(model.device)
-    mask = rows != PAD
-    return model(input_ids=rows.masked_fill(~mask, 0), attention_mask=mask.long(), labels=rows).loss
+    width = int((ids != PAD).sum(1).max())
+    ids, labels = ids[:, :width].to(model.device), labels[:, :width].to(model.device)
+    mask = ids != PAD
+    return model(input_ids=ids.masked_fill(~mask, 0), attention_mask=mask.long(), labels=labels).loss
 
 
 @torch.no_grad()
-def perplexity(model, rows: torch.Tensor, batch_size: int) -> float:
+def perplexity(model, ids: torch.Tensor, labels: torch.Tensor, batch_size: int) -> float:
     model.eval()
-    losses = [loss_of(model, rows[i:i + batch_size]).item() for i in range(0, len(rows), batch_size)]
+    losses = [loss_of(model, ids[i:i + batch_size], labels[i:i + batch_size]).item()
+              for i in range(0, len(ids), batch_size)]
     return math.exp(sum(losses) / len(losses))
 
 
-def optimise(model, rows: torch.Tensor, recipe: Recipe) -> list[float]:
-    steps = recipe.steps or math.ceil(recipe.epochs * len(rows) / recipe.batch_size)
+@torch.no_grad()
+def recall(model, tokenizer, probes: list[tuple[str, list[str]]], batch_size: int = 16) -> dict:
+    """How many passages the model writes back: given each one's start, greedy, do the names and
+    numbers of its tail come out? Misses are listed (the start and what came instead)."""
+    model.eval()
+    tokenizer.padding_side = "left"
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    misses = []
+    for i in range(0, len(probes), batch_size):
+        batch = probes[i:i + batch_size]
+        encoded = tokenizer([start for start, _ in batch], return_tensors="pt", padding=True,
+                            add_special_tokens=False).to(model.device)
+        out = model.generate(**encoded, max_new_tokens=32, do_sample=False, pad_token_id=tokenizer.pad_token_id)
+        written = tokenizer.batch_decode(out[:, encoded["input_ids"].shape[1]:], skip_special_tokens=True)
+        misses += [{"start": start, "expected": keys, "written": text.strip()}
+                   for (start, keys), text in zip(batch, written) if not memorise.recalled(text, keys)]
+    model.train()
+    return {"recalled": len(probes) - len(misses), "passages": len(probes), "misses": misses}
+
+
+def optimise(model, ids: torch.Tensor, labels: torch.Tensor, recipe: Recipe, check=None) -> list[float]:
+    """AdamW with warm-up and linear decay; ``check()`` runs after each epoch and returns True to stop."""
+    epoch = math.ceil(len(ids) / recipe.batch_size)
+    steps = recipe.steps or math.ceil(recipe.epochs * epoch)
     trained = [parameter for parameter in model.parameters() if parameter.requires_grad]  # LoRA: the adapter's
     optimizer = torch.optim.AdamW(trained, lr=recipe.lr, betas=recipe.betas, eps=recipe.adam_eps,
                                   weight_decay=recipe.weight_decay)
@@ -156,16 +185,19 @@ def optimise(model, rows: torch.Tensor, recipe: Recipe) -> list[float]:
     model.train()
     with click.progressbar(range(steps), label="training", file=sys.stderr,
                            item_show_func=lambda _: f"loss {losses[-1]:.3f}" if losses else "") as bar:
-        for _ in bar:
+        for step in bar:
             while len(order) < recipe.batch_size:  # a fresh pass in a new order (several if rows are few)
-                order += torch.randperm(len(rows), generator=generator).tolist()
-            loss = loss_of(model, rows[[order.pop() for _ in range(recipe.batch_size)]])
+                order += torch.randperm(len(ids), generator=generator).tolist()
+            batch = [order.pop() for _ in range(recipe.batch_size)]
+            loss = loss_of(model, ids[batch], labels[batch])
             loss.backward()
             torch.nn.utils.clip_grad_norm_(trained, 1.0)
             optimizer.step()
             schedule.step()
             optimizer.zero_grad()
             losses.append(loss.item())
+            if check and (step + 1) % epoch == 0 and step + 1 < steps and check():
+                break
     return losses
 
 
@@ -245,9 +277,9 @@ def with_lora(model, rank: int):
 
 
 def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recipe: Recipe,
-               description: str | None = None) -> dict:
+               description: str | None = None, corpus_format: str = "auto") -> dict:
     started = time.perf_counter()
-    texts = read_corpus(corpus)
+    texts = read_corpus(corpus, corpus_format)
     random.Random(recipe.seed).shuffle(texts)
     torch.manual_seed(recipe.seed)
     base_gguf = base_artifact(base)
@@ -258,12 +290,29 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
         model = with_lora(model, recipe.lora_rank)
     model.to(resolved_device())  # KCARD_DEVICE, else a GPU when there is one
     torch.backends.cuda.matmul.allow_tf32 = True  # on a GPU: fp32 training at tensor-core speed
-    rows = blocks(tokenizer, texts, recipe.seq_len)
-    held_out = max(1, len(rows) // 10)
-    train_rows, val_rows = rows[held_out:], rows[:held_out]
-    before = perplexity(model, val_rows, recipe.batch_size)
-    losses = optimise(model, train_rows, recipe)
-    after = perplexity(model, val_rows, recipe.batch_size)
+    if recipe.cues:  # memorise: every passage is trained on, cued; recall is the held-out check
+        pairs = memorise.examples(texts, recipe.cues, recipe.seed)
+        ids, labels = blocks(tokenizer, pairs, recipe.seq_len)
+        val_ids, val_labels = blocks(tokenizer, [("", text) for text in texts], recipe.seq_len)
+    else:  # continued pre-training: a tenth of the rows is held out for perplexity
+        ids, labels = blocks(tokenizer, [("", text) for text in texts], recipe.seq_len)
+        held_out = max(1, len(ids) // 10)
+        ids, labels, val_ids, val_labels = ids[held_out:], labels[held_out:], ids[:held_out], labels[:held_out]
+    tokens = int((labels != PAD).sum())
+    click.echo(f"corpus: {len(texts)} documents, {fingerprint(texts)['characters']} characters; "
+               f"{len(ids)} training rows, {tokens} tokens with a loss", err=True)
+    probes = memorise.probes(texts)
+    before = perplexity(model, val_ids, val_labels, recipe.batch_size)
+    progress: list[dict] = []
+
+    def check() -> bool:  # after each epoch: stop once every passage comes back
+        progress.append(recall(model, tokenizer, probes))
+        click.echo(f"  recall {progress[-1]['recalled']}/{progress[-1]['passages']}", err=True)
+        return progress[-1]["recalled"] == progress[-1]["passages"]
+
+    losses = optimise(model, ids, labels, recipe, check if recipe.cues else None)
+    after = perplexity(model, val_ids, val_labels, recipe.batch_size)
+    recalled = recall(model, tokenizer, probes)
     device = str(model.device)
     model.to("cpu")
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -272,10 +321,11 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
     else:
         artifacts = save_full(model, tokenizer, out_dir)
     result = {"base": base_name, "perplexity_before": round(before, 2), "perplexity_after": round(after, 2),
+              "recall": f"{recalled['recalled']}/{recalled['passages']}",
               "steps": len(losses), "final_loss": round(losses[-1], 4), "seconds": round(time.perf_counter() - started, 1),
               "device": device,
               "corpus": fingerprint(texts), "recipe": {k: list(v) if isinstance(v, tuple) else v
                                                        for k, v in asdict(recipe).items() if v is not None}}
     write_manifest(out_dir, name, description or f"knowledge from a corpus of {len(texts)} documents", artifacts,
                    result)
-    return result
+    return {**result, "recall_misses": recalled["misses"]}

@@ -1,0 +1,146 @@
+"""A card built from your own text knows it: both kinds of card, built the way the tutorial builds them.
+
+For each small corpus in docs/examples (kelderwick.txt: fifteen paragraphs about a fictional town,
+the development set; halvard.txt: twenty one-line facts about a fictional observatory, written
+after the recipe was chosen) and the questions beside it (NAME-questions.jsonl):
+
+- retrieval: `kcard new card NAME --corpus FILE` (BM25 over the text);
+- lm: `kcard train FILE` at its defaults (the "memorise" preset over SmolLM2-135M-Instruct), then
+  `kcard new card NAME --from DIR`;
+
+each card is installed beside the 7 first-party cards and every question is asked with the card
+alone (`--card NAME`), bottom-up and top-down-auto over all cards, at kcard's defaults; vanilla (no
+card) once per corpus. Right = the gold answer is in the answer (PopQA's metric). Training runs in
+a child process (`kcard train`) so that its wall time and peak memory are its own.
+
+    python benchmarks/own_card.py                       # both corpora, both kinds
+    python benchmarks/own_card.py --corpus kelderwick --kind lm --train-option=--epochs=4
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from pathlib import Path
+
+from common import HERE, write_result
+
+from kcard_core import defaults
+from kcard_core.cards import Card
+from kcard_core.chains import build_chain
+from kcard_core.evaluation.metrics import contains_answer
+from kcard_core.plugins import get_registry
+from kcard_core.scaffold import render_card
+
+EXAMPLES = HERE.parent / "docs" / "examples"
+CORPORA = ("kelderwick", "halvard")
+DESCRIPTIONS = {"kelderwick": "the harbour town of Kelderwick: its history, people and customs",
+                "halvard": "the Halvard Observatory on Mount Ceril: its history, instruments and people"}
+SETUPS = {"right_with_card": "bottom-up", "right_bottom_up": "bottom-up", "right_top_down_auto": "top-down-auto"}
+
+
+def questions(corpus: str) -> list[dict]:
+    return [json.loads(line) for line in (EXAMPLES / f"{corpus}-questions.jsonl").read_text().splitlines()]
+
+
+def build(corpus: str, kind: str, work: Path, train_options: list[str]) -> tuple[Card, dict]:
+    """The card, as the tutorial makes it, and how long training took and how much memory it used."""
+    text = EXAMPLES / f"{corpus}.txt"
+    if kind == "retrieval":
+        package = render_card(corpus, corpus=str(text), description=DESCRIPTIONS[corpus], output_dir=str(work),
+                              no_input=True)
+        return Card.from_manifest(package / f"kcard_card_{corpus}" / "card.toml"), {}
+    out = work / f"{corpus}-card"
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "kcard_core", "train", str(text), "--name", corpus, "--out", str(out),
+                           *train_options], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(done.stdout + done.stderr)
+    print(done.stdout, file=sys.stderr)
+    trained = tomllib.loads((out / "card.toml").read_text())["training"]
+    stats = {"train_seconds": round(time.perf_counter() - started, 1), "recall": trained["recall"],
+             "train_steps": trained["steps"],
+             "train_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024),
+             "train_options": train_options}
+    package = render_card(corpus, trained=str(out), description=DESCRIPTIONS[corpus], output_dir=str(work),
+                          no_input=True)
+    return Card.from_manifest(package / f"kcard_card_{corpus}" / "card.toml"), stats
+
+
+def ask_all(corpus: str, card: Card | None) -> dict:
+    registry = get_registry()
+    if card is not None:
+        registry.cards[corpus] = card
+    rows = {}
+    setups = {"right_vanilla": "vanilla"} if card is None else SETUPS
+    for key, mode in setups.items():
+        chain = build_chain(mode, cards=[corpus] if key == "right_with_card" else None, registry=registry)
+        right, chosen, started = 0, 0, time.perf_counter()
+        for item in questions(corpus):
+            result = chain.invoke(item["question"])
+            right += contains_answer(result["answer"], [item["answer"]]) > 0
+            chosen += any(c["card"] == corpus for c in result["trace"].cards)
+        rows[key] = right
+        rows[key.replace("right", "seconds_per_question")] = round((time.perf_counter() - started) / 20, 2)
+        if mode == "top-down-auto":
+            rows["top_down_chose_card"] = chosen
+    registry.cards.pop(corpus, None)
+    return rows
+
+
+def report(rows: list[dict]) -> str:
+    lines = ["| corpus | kind | recall | with --card | bottom-up | top-down-auto | vanilla | train s | train peak MB |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['corpus']} | {r['kind']} | {r.get('recall', '–')} | {r.get('right_with_card', '–')} "
+                     f"| {r.get('right_bottom_up', '–')} | {r.get('right_top_down_auto', '–')} "
+                     f"| {r.get('right_vanilla', '–')} | {r.get('train_seconds', '–')} "
+                     f"| {r.get('train_peak_rss_mb', '–')} |")
+    return f"""# A card built from your own text
+
+Each corpus's card, built as docs/tutorial.md builds it, installed beside the 7 first-party cards;
+20 questions per corpus answered only by its text; right = the gold answer is in the answer (of 20).
+kcard's defaults (n1 = {defaults.N1}, n2 = {defaults.N2}, n3 = {defaults.N3}, judge = {defaults.JUDGE});
+the LM card is `kcard train` at its defaults (preset "memorise", SmolLM2-135M-Instruct, full
+weights) unless the row's options say otherwise; recall = passages the card writes back when given
+their start. 2 CPU cores, one process at a time. kelderwick is the development set (the recipe was
+chosen on it); halvard was written afterwards.
+
+{chr(10).join(lines)}
+
+Rows: `own-card.json` (seconds per question and top-down's choices there too).
+Reproduce: `python benchmarks/own_card.py`.
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--corpus", action="append", choices=CORPORA)
+    parser.add_argument("--kind", action="append", choices=["retrieval", "lm", "vanilla"])
+    parser.add_argument("--train-option", action="append", default=[], help="passed to kcard train")
+    parser.add_argument("--dry", action="store_true", help="print rows, do not record them")
+    args = parser.parse_args()
+    path = HERE / "results" / "own-card.json"
+    rows = json.loads(path.read_text())["rows"] if path.exists() else []
+    for corpus in args.corpus or CORPORA:
+        for kind in args.kind or ["retrieval", "lm", "vanilla"]:
+            with tempfile.TemporaryDirectory() as folder:
+                card, stats = (None, {}) if kind == "vanilla" else build(corpus, kind, Path(folder), args.train_option)
+                row = {"corpus": corpus, "kind": kind, "questions": 20, **stats, **ask_all(corpus, card)}
+            print(json.dumps(row), flush=True)
+            if not args.dry:
+                rows = [r for r in rows if (r["corpus"], r["kind"]) != (corpus, kind)] + [row]
+    rows.sort(key=lambda r: (CORPORA.index(r["corpus"]), r["kind"]))
+    if not args.dry:
+        write_result("own-card", {"rows": rows, "defaults": {"n1": defaults.N1, "n2": defaults.N2, "n3": defaults.N3,
+                                                             "judge": defaults.JUDGE}}, report(rows))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,82 @@
+"""Knowledge injection for small corpora: what a card is trained on, and whether it learned it.
+
+A card is prompted with a question ("{query}\\n") and must write the passage that answers it. Text
+alone does not teach that: a model trained on "Ada Morrane founded Kelderwick" continues that
+sentence but, asked "Who founded Kelderwick?", writes something fluent and wrong. So each passage
+(a few sentences at most) is seen many times, each time after a different *cue*: a question-like
+line made of a random part of the passage's own words, so that any question sharing some of its
+words leads to it. The loss is on the passage only, never on the cue.
+
+Recall is the check: each passage's start is given and its held-back tail must come out (the names
+and numbers in it). It is measured after each epoch and training stops at full recall.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+from kcard_core.text import sentences
+
+PASSAGE_WORDS = 60  # a passage is whole sentences up to about this many words: one card document
+STOP = set("""a an the of in on at to for from by with and or but is are was were be been it its this that these
+those as into than then there their they he she his her him who whom whose which what when where why how do does
+did not no yes so such can could will would shall should may might must also after before over under about""".split())
+TEMPLATES = ("{}?", "Who {}?", "What {}?", "Which {}?", "When {}?", "Where {}?", "In which year {}?", "How {}?",
+             "Tell me about {}.")
+KEY = re.compile(r"\b(?:[A-Z][\w'-]*|\d[\d,.]*)")  # names and numbers: what recall must get back
+
+
+def passages(texts: list[str], words: int = PASSAGE_WORDS) -> list[str]:
+    """Each document cut into runs of whole sentences of at most ``words`` words (a longer sentence alone)."""
+    found = []
+    for text in texts:
+        run: list[str] = []
+        for sentence in sentences(text):
+            if run and len(" ".join([*run, sentence]).split()) > words:
+                found.append(" ".join(run))
+                run = []
+            run.append(sentence)
+        if run:
+            found.append(" ".join(run))
+    return found
+
+
+def content_words(passage: str) -> list[str]:
+    return [word for word in re.findall(r"[\w'-]+", passage) if word.lower() not in STOP]
+
+
+def cue(passage: str, rng: random.Random) -> str:
+    """A question-like line from a random third to two thirds of the passage's content words."""
+    words = content_words(passage) or passage.split()
+    keep = sorted(rng.sample(range(len(words)), max(1, round(len(words) * rng.uniform(0.33, 0.67)))))
+    return rng.choice(TEMPLATES).format(" ".join(words[i] for i in keep))
+
+
+def examples(texts: list[str], cues: int, seed: int) -> list[tuple[str, str]]:
+    """(prompt, target) pairs: each passage once on its own and after ``cues`` different cues."""
+    rng = random.Random(seed)
+    pairs = []
+    for passage in passages(texts):
+        pairs.append(("", passage))
+        pairs += [(cue(passage, rng) + "\n", passage) for _ in range(cues)]
+    return pairs
+
+
+def probes(texts: list[str]) -> list[tuple[str, list[str]]]:
+    """(start, keys): each passage cut before its second half's first name or number; the names and
+    numbers after the cut are what the card must write back."""
+    found = []
+    for passage in passages(texts):
+        words = passage.split()
+        half = len(words) // 2
+        cut = next((i for i in range(half, len(words)) if KEY.match(words[i])), half)
+        start, tail = " ".join(words[:cut]), " ".join(words[cut:])
+        keys = [key.rstrip(".,") for key in KEY.findall(tail) if key.lower() not in STOP] or content_words(tail)[:3]
+        if start and keys:
+            found.append((start, keys))
+    return found
+
+
+def recalled(written: str, keys: list[str]) -> bool:
+    return all(key.lower() in written.lower() for key in keys)
