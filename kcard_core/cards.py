@@ -7,7 +7,7 @@ import time
 import tomllib
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from kcard_core.artifacts import Artifact
 from kcard_core.backends import Adapted, Backend, Sampling
@@ -135,6 +135,13 @@ class Card:
     @property
     def description(self) -> str:
         return self.manifest.description
+
+    @property
+    def evidence(self) -> Callable[[], list[str]] | None:
+        """The loader of the card's own evidence text (its ``evidence`` artifact, e.g. the text an LM
+        card was trained on), which the factuality selector checks documents against; None without one."""
+        artifact = self.manifest.artifacts.get("evidence")
+        return None if artifact is None else lambda: read_corpus(artifact.resolve())
 
     def with_backend(self, backend: Backend, settings: dict[str, Any] | None = None,
                      cache: GenerationCache | None = None) -> "Card":

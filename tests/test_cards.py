@@ -92,6 +92,21 @@ def test_retrieval_settings_are_checked(tmp_path):
         retrieval_card(tmp_path, "[retrieval]\nk = 2\n")
 
 
+def test_a_card_carries_its_own_evidence_text(tmp_path):
+    text = tmp_path / "evidence.jsonl"
+    text.write_text('{"text": "Ada Morrane founded Kelderwick."}\n')
+    digest = hashlib.sha256(text.read_bytes()).hexdigest()
+    (tmp_path / "card.toml").write_text('name = "k"\ndescription = "d"\nversion = "1"\nlicense = "MIT"\n'
+                                        f'[artifacts.evidence]\nfile = "evidence.jsonl"\nsha256 = "{digest}"\n')
+    card = Card.from_manifest(tmp_path / "card.toml")
+    assert card.evidence() == ["Ada Morrane founded Kelderwick."]
+    (tmp_path / "r").mkdir()
+    assert retrieval_card(tmp_path / "r").evidence is None  # only a card that names one has it
+    text.write_text('{"text": "changed"}\n')
+    with pytest.raises(ArtifactError):  # checked when read, like any artifact
+        card.evidence()
+
+
 def test_unknown_card_type_is_refused():
     with pytest.raises(ValueError, match="'type' must be one of lm, retrieval"):
         CardManifest.from_dict({"name": "x", "description": "d", "version": "1", "license": "MIT", "type": "oracle"})

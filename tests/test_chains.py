@@ -345,6 +345,13 @@ def test_multiple_choice_is_answered_open_then_matched_to_an_option():
                                       "reply": "Dale Strong", "option": "B"}]
 
 
+def test_bottom_up_hides_the_options_wherever_its_prompt_asks_the_question(cards):
+    llm = Recording(responses=["Dale Strong"], prompts=[])
+    result = BottomUp(llm, cards[:1], [], n1=1, examples=[]).invoke(QUESTION_WITH_OPTIONS)
+    assert result["answer"] == "B. Dale Strong"
+    assert "Options" not in llm.prompts[0] and llm.prompts[0].count("Question: Who won the race?\n") == 2
+
+
 def test_an_open_answer_that_names_no_option_is_asked_again_with_the_options():
     llm = Recording(responses=["Nobody knows", "A"], prompts=[])
     chain = Vanilla(llm, examples=[])

@@ -74,9 +74,12 @@ def build_chain(mode: str | None = None, *, cards: list[str] | None = None, mode
         return card.with_backend(card_engine, {**backend_settings.get(card_engine.name, {}), **own}, generation_cache)
 
     chosen = [bind(card) for card in chosen]
+    # evidence: the corpora plugins register, and the text each card carries as its own evidence
+    evidence = {**registry.evidence, **{f"card {card.name}": card.evidence for card in registry.cards.values()
+                                        if card.evidence}}
     options = {"relevance": {"top_n": n2}, "pruning": {"method": prune, "llm": llm},
                "factuality": {"top_n": n3, "seed": seed, "judge": judge, "logprobs": logprobs,
-                              "evidence": registry.evidence}}
+                              "evidence": evidence}}
     common["n1"] = n1
     stages = [registry.selector(name, **options.get(name, {})) for name in selectors]
     if mode == "bottom-up":

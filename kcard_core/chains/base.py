@@ -75,9 +75,8 @@ class KnowledgeChain(Runnable[Any, dict]):
         option is asked again with the options shown.
         """
         stem, options = split_options(question)
-        before, found, after = trace.prompt.rpartition(one_line(question))
-        if options and found:
-            reply = self.ask(before + one_line(stem) + after, config)
+        if options and one_line(question) in trace.prompt:  # wherever the prompt asks it, it asks the stem
+            reply = self.ask(trace.prompt.replace(one_line(question), one_line(stem)), config)
             key = named_option(reply, options)
             trace.turns.append({"question": "answered without the options, matched to one",
                                 "reply": reply, "option": key})

@@ -40,7 +40,7 @@ def train(corpus, name, out_dir, description, corpus_format, base, preset, lora,
     Full: writes OUT/model.gguf (both backends run it) and OUT/hf/ (safetensors, to train further).
     LoRA: writes OUT/adapter.gguf (llama.cpp) and OUT/peft/ (transformers) over the base model.
     Either way OUT/card.toml names every file with its sha256 and the recall: of the corpus's
-    passages, how many the card writes back when given their start.
+    passages, how many the card writes back when asked with a question-like cue it never saw.
     """
     from kcard_train.trainer import LORA_LR, PRESETS, train_card
 
@@ -56,11 +56,12 @@ def train(corpus, name, out_dir, description, corpus_format, base, preset, lora,
     result = train_card(list(corpus), name=name, out_dir=out_dir, base=base, description=description,
                         recipe=PRESETS[preset].with_(**overrides), corpus_format=corpus_format)
     recalled, passages = map(int, result["recall"].split("/"))
-    click.echo(f"recall {recalled}/{passages} passages; perplexity {result['perplexity_before']:.1f} → "
-               f"{result['perplexity_after']:.1f}; {result['steps']} steps in {result['seconds']:.0f} s")
+    click.echo(f"recall {recalled}/{passages} passages; perplexity of {result['perplexity_of']} "
+               f"{result['perplexity_before']:.1f} → {result['perplexity_after']:.1f}; {result['steps']} steps in "
+               f"{result['seconds']:.0f} s")
     for miss in result["recall_misses"][:5]:
-        click.echo(f"  not recalled: {miss['start']} … (expected {', '.join(miss['expected'])}; "
-                   f"wrote {miss['written'][:60]!r})")
+        click.echo(f"  not recalled: asked {miss['asked']!r}, expected {', '.join(miss['expected'])}, "
+                   f"wrote {miss['written'][:60]!r}")
     if recalled < passages:
         click.echo("  (train longer with --epochs, or make a retrieval card: kcard new card NAME --corpus FILE)")
     click.echo(f"card written to {out_dir} (make it a pip package: kcard new card {name} --from {out_dir})")

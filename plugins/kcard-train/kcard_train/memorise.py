@@ -7,8 +7,9 @@ sentence but, asked "Who founded Kelderwick?", writes something fluent and wrong
 line made of a random part of the passage's own words, so that any question sharing some of its
 words leads to it. The loss is on the passage only, never on the cue.
 
-Recall is the check: each passage's start is given and its held-back tail must come out (the names
-and numbers in it). It is measured after each epoch and training stops at full recall.
+Recall is the check: each passage is asked for with a cue the card never saw, and the names and
+numbers the cue leaves out must come back. It is measured after each epoch and training stops at
+full recall.
 """
 
 from __future__ import annotations
@@ -63,18 +64,19 @@ def examples(texts: list[str], cues: int, seed: int) -> list[tuple[str, str]]:
     return pairs
 
 
-def probes(texts: list[str]) -> list[tuple[str, list[str]]]:
-    """(start, keys): each passage cut before its second half's first name or number; the names and
-    numbers after the cut are what the card must write back."""
+def probes(texts: list[str], seed: int = 1) -> list[tuple[str, list[str]]]:
+    """(prompt, keys): each passage's check. The prompt is a cue the card was not trained on, asked
+    as a question is at query time; the keys are the passage's names and numbers that the cue
+    leaves out, which the card must write back (its content words when it has none)."""
+    rng = random.Random(f"probe-{seed}")
     found = []
     for passage in passages(texts):
-        words = passage.split()
-        half = len(words) // 2
-        cut = next((i for i in range(half, len(words)) if KEY.match(words[i])), half)
-        start, tail = " ".join(words[:cut]), " ".join(words[cut:])
-        keys = [key.rstrip(".,") for key in KEY.findall(tail) if key.lower() not in STOP] or content_words(tail)[:3]
-        if start and keys:
-            found.append((start, keys))
+        asked = cue(passage, rng)
+        shown = {word.lower() for word in re.findall(r"[\w'-]+", asked)}
+        keys = [key.rstrip(".,") for key in KEY.findall(passage) if key.lower() not in STOP | shown]
+        keys = keys or [word for word in content_words(passage) if word.lower() not in shown][:3]
+        if keys:
+            found.append((asked + "\n", keys))
     return found
 
 

@@ -151,8 +151,8 @@ def perplexity(model, ids: torch.Tensor, labels: torch.Tensor, batch_size: int) 
 
 @torch.no_grad()
 def recall(model, tokenizer, probes: list[tuple[str, list[str]]], batch_size: int = 16) -> dict:
-    """How many passages the model writes back: given each one's start, greedy, do the names and
-    numbers of its tail come out? Misses are listed (the start and what came instead)."""
+    """How many passages the model writes back (memorise.probes: asked with an unseen cue, greedy, do
+    the names and numbers the cue left out come out?). Misses are listed with what came instead."""
     model.eval()
     tokenizer.padding_side = "left"
     if tokenizer.pad_token is None:
@@ -160,12 +160,12 @@ def recall(model, tokenizer, probes: list[tuple[str, list[str]]], batch_size: in
     misses = []
     for i in range(0, len(probes), batch_size):
         batch = probes[i:i + batch_size]
-        encoded = tokenizer([start for start, _ in batch], return_tensors="pt", padding=True,
+        encoded = tokenizer([prompt for prompt, _ in batch], return_tensors="pt", padding=True,
                             add_special_tokens=False).to(model.device)
-        out = model.generate(**encoded, max_new_tokens=32, do_sample=False, pad_token_id=tokenizer.pad_token_id)
+        out = model.generate(**encoded, max_new_tokens=96, do_sample=False, pad_token_id=tokenizer.pad_token_id)
         written = tokenizer.batch_decode(out[:, encoded["input_ids"].shape[1]:], skip_special_tokens=True)
-        misses += [{"start": start, "expected": keys, "written": text.strip()}
-                   for (start, keys), text in zip(batch, written) if not memorise.recalled(text, keys)]
+        misses += [{"asked": prompt.strip(), "expected": keys, "written": text.strip()}
+                   for (prompt, keys), text in zip(batch, written) if not memorise.recalled(text, keys)]
     model.train()
     return {"recalled": len(probes) - len(misses), "passages": len(probes), "misses": misses}
 
@@ -240,7 +240,9 @@ def write_manifest(out_dir: Path, name: str, description: str, artifacts: dict[s
     for role, artifact in artifacts.items():
         fields = {key: value for key, value in asdict(artifact).items() if key != "base_dir"}
         text += _toml_table(f"artifacts.{role}", fields)
-    text += _toml_table("generation", {"n": 3, "max_tokens": 64, "temperature": 0.1, "repeat_penalty": 1.15})
+    # a memorised card writes its passage back word for word, repeating the question's names: no penalty
+    penalty = 1.0 if training["recipe"].get("cues") else 1.15
+    text += _toml_table("generation", {"n": 3, "max_tokens": 64, "temperature": 0.1, "repeat_penalty": penalty})
     text += _toml_table("training", {key: value for key, value in training.items() if not isinstance(value, dict)})
     for key, value in training.items():
         if isinstance(value, dict):
@@ -320,7 +322,12 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
         artifacts = save_adapter(model, base_gguf, weights_folder(base_gguf.resolve()), out_dir)
     else:
         artifacts = save_full(model, tokenizer, out_dir)
+    # the text itself, as the card's evidence: the factuality selector checks what the card writes
+    # against it (an LM card's documents are otherwise unverifiable, and lose to any quoted passage)
+    (out_dir / "evidence.jsonl").write_text("".join(json.dumps({"text": t}, ensure_ascii=False) + "\n" for t in texts))
+    artifacts["evidence"] = local_artifact(out_dir, out_dir / "evidence.jsonl")
     result = {"base": base_name, "perplexity_before": round(before, 2), "perplexity_after": round(after, 2),
+              "perplexity_of": "the corpus (all of it is trained on)" if recipe.cues else "a held-out tenth of the rows",
               "recall": f"{recalled['recalled']}/{recalled['passages']}",
               "steps": len(losses), "final_loss": round(losses[-1], 4), "seconds": round(time.perf_counter() - started, 1),
               "device": device,

