@@ -8,18 +8,25 @@ import tomllib
 from pathlib import Path
 
 
+def _env_path(name: str) -> Path | None:
+    """An environment variable naming a folder; unset or empty (or blank) means none."""
+    value = os.environ.get(name, "").strip()
+    return Path(value).expanduser() if value else None
+
+
 def user_dir() -> Path:
-    """Settings live here: $KCARD_HOME, else ~/.config/kcard."""
-    if os.environ.get("KCARD_HOME"):
-        return Path(os.environ["KCARD_HOME"])
-    return Path(os.environ.get("XDG_CONFIG_HOME", Path.home() / ".config")) / "kcard"
+    """Settings live here: $KCARD_HOME, else the user's config folder (~/.config/kcard on Linux)."""
+    import platformdirs
+
+    return _env_path("KCARD_HOME") or Path(platformdirs.user_config_dir("kcard", appauthor=False))
 
 
 def cache_dir() -> Path:
-    """Rebuildable files (assembled weights, hash records) live here: $KCARD_CACHE, else ~/.cache/kcard."""
-    if os.environ.get("KCARD_CACHE"):
-        return Path(os.environ["KCARD_CACHE"])
-    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "kcard"
+    """Rebuildable files (assembled weights, hash records) live here: $KCARD_CACHE, else the user's
+    cache folder (~/.cache/kcard on Linux; an empty $XDG_CACHE_HOME counts as unset, never as ".")."""
+    import platformdirs
+
+    return _env_path("KCARD_CACHE") or Path(platformdirs.user_cache_dir("kcard", appauthor=False))
 
 
 def load_settings() -> dict:
