@@ -19,7 +19,10 @@ from kcard_core.cards import CardManifest
 from kcard_core.errors import KcardError
 from kcard_core.text import one_line, read_corpus
 
-TEMPLATE = Path(__file__).resolve().parent.parent / "cookiecutter-card"
+HERE = Path(__file__).resolve().parent
+# in a wheel the template is package data (kcard_core/card_template); in the source tree, cookiecutter-card/
+TEMPLATE = next((path for path in (HERE / "card_template", HERE.parent / "cookiecutter-card")
+                 if (path / "cookiecutter.json").is_file()), HERE / "card_template")
 
 
 def render_card(name: str, *, description: str | None = None, model: str | None = None, chat: bool = False,
@@ -31,7 +34,7 @@ def render_card(name: str, *, description: str | None = None, model: str | None 
     if sum(source is not None for source in (model, trained, corpus)) > 1:
         raise KcardError("give one of --model, --from and --corpus")
     if not TEMPLATE.is_dir():
-        raise KcardError(f"the card template is not at {TEMPLATE}: install kcard from its source tree (pip install -e .)")
+        raise KcardError(f"the card template is not at {TEMPLATE}: reinstall kcard (pip install --force-reinstall kcard)")
     target = Path(output_dir) / f"kcard-card-{name.replace('_', '-')}"
     if target.exists():
         raise KcardError(f"{target} already exists: remove it or give another --output-dir")

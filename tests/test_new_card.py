@@ -134,3 +134,16 @@ def test_kcard_install_and_uninstall_a_card_package(tmp_path):
     assert removed.returncode == 0, removed.stderr
     listed = subprocess.run(kcard + ["cards", "list", "--json"], capture_output=True, text=True, check=True)
     assert "install-demo" not in {row["name"] for row in json.loads(listed.stdout)}
+
+
+@pytest.mark.slow
+def test_the_wheel_carries_the_card_template(tmp_path):
+    import zipfile
+
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", str(ROOT),
+                    "-w", str(tmp_path)], check=True, timeout=600, cwd=tmp_path)
+    wheel = zipfile.ZipFile(next(tmp_path.glob("kcard-*.whl")))
+    template = ROOT / "cookiecutter-card"
+    expected = {f"kcard_core/card_template/{p.relative_to(template)}" for p in template.rglob("*") if p.is_file()
+                and "__pycache__" not in p.parts}
+    assert expected and expected <= set(wheel.namelist())
