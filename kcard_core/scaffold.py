@@ -49,7 +49,10 @@ def render_card(name: str, *, description: str | None = None, model: str | None 
         passages = "".join(json.dumps({"text": text}, ensure_ascii=False) + "\n" for text in documents).encode()
         context.update(type="retrieval", corpus_sha256=hashlib.sha256(passages).hexdigest())
         context.setdefault("description", f"facts from {Path(corpus).name}")
-    from cookiecutter.main import cookiecutter
+    try:
+        from cookiecutter.main import cookiecutter
+    except ImportError:
+        raise KcardError("kcard new card renders its template with cookiecutter: pip install 'kcard[new]'") from None
 
     Path(output_dir).mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".kcard-new-", dir=output_dir))
