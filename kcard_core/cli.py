@@ -331,11 +331,20 @@ def install_path(folder: Path) -> str:
 
 
 def pip(*args: str) -> None:
-    """pip in kcard's own environment (wherever `kcard` was installed), its output passed through."""
+    """pip in kcard's own environment (wherever `kcard` was installed), its output passed through;
+    `uv pip` when that environment has no pip (a venv made by uv)."""
+    import importlib.util
+    import shutil
     import subprocess
 
-    if subprocess.run([sys.executable, "-m", "pip", *args]).returncode != 0:
-        raise KcardError(f"pip {args[0]} failed (its message is above)")
+    if importlib.util.find_spec("pip") is not None:
+        command = [sys.executable, "-m", "pip", *args]
+    elif shutil.which("uv"):
+        command = ["uv", "pip", *[arg for arg in args if arg != "-y"], "--python", sys.executable]  # uv never asks
+    else:
+        raise KcardError(f"kcard's environment ({sys.prefix}) has neither pip nor uv: python -m ensurepip")
+    if subprocess.run(command).returncode != 0:
+        raise KcardError(f"{'uv pip' if command[0] == 'uv' else 'pip'} {args[0]} failed (its message is above)")
 
 
 def card_names() -> set[str]:
@@ -350,10 +359,17 @@ def card_names() -> set[str]:
 @cli.command()
 @click.argument("packages", nargs=-1, required=True)
 @click.option("-U", "--upgrade", is_flag=True, help="Upgrade packages already installed.")
-def install(packages: tuple[str, ...], upgrade: bool) -> None:
+@click.option("-e", "--editable", is_flag=True, help="Install PACKAGES (source folders) in editable mode.")
+@click.option("--index-url", default=None, help="The package index to install from (instead of PyPI).")
+@click.option("--extra-index-url", multiple=True, help="Another index to look in as well (repeatable).")
+def install(packages: tuple[str, ...], upgrade: bool, editable: bool, index_url: str | None,
+            extra_index_url: tuple[str, ...]) -> None:
     """Install plugin PACKAGES (names, paths or URLs, as pip takes them) into kcard's environment."""
     before = card_names()
-    pip("install", *(["--upgrade"] if upgrade else []), *packages)
+    indexes = (["--index-url", index_url] if index_url else []) + [
+        arg for url in extra_index_url for arg in ("--extra-index-url", url)]
+    targets = [arg for package in packages for arg in (["-e", package] if editable else [package])]
+    pip("install", *(["--upgrade"] if upgrade else []), *indexes, *targets)
     added = sorted(card_names() - before)
     click.echo(f"new cards: {', '.join(added)}" if added else "no new cards")
 

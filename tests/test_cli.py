@@ -61,3 +61,39 @@ def test_bad_input_gets_one_line_and_a_nonzero_exit(args, message):
 def test_no_cards_installed_says_how_to_get_one():
     result = run("ask", "Who?", KCARD_LOAD_PLUGINS="")
     assert result.exit_code == 1 and "no knowledge cards are installed: install one" in result.output
+
+
+def test_install_passes_index_and_editable_options_to_pip(monkeypatch):
+    import subprocess
+
+    calls = []
+
+    def run(command, **kwargs):
+        calls.append(command)
+        return subprocess.CompletedProcess(command, 0, stdout="[]", stderr="")
+
+    monkeypatch.setattr(subprocess, "run", run)
+    result = CliRunner().invoke(cli, ["install", "-U", "-e", "./a", "./b", "--index-url", "http://127.0.0.1:1/simple",
+                                      "--extra-index-url", "http://x/simple"])
+    assert result.exit_code == 0, result.output
+    pip = next(command for command in calls if "install" in command)
+    assert pip[pip.index("install") + 1:] == ["--upgrade", "--index-url", "http://127.0.0.1:1/simple",
+                                              "--extra-index-url", "http://x/simple", "-e", "./a", "-e", "./b"]
+
+
+def test_install_falls_back_to_uv_where_there_is_no_pip(monkeypatch):
+    import importlib.util
+    import shutil
+    import subprocess
+
+    calls = []
+    monkeypatch.setattr(subprocess, "run", lambda command, **kw: calls.append(command) or
+                        subprocess.CompletedProcess(command, 0, stdout="[]", stderr=""))
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pip" else real_find_spec(name, *a))
+    monkeypatch.setattr(shutil, "which", lambda name: "/usr/bin/uv" if name == "uv" else None)
+    assert CliRunner().invoke(cli, ["uninstall", "-y", "kcard-card-x"]).exit_code == 0
+    assert calls[-1][:4] == ["uv", "pip", "uninstall", "kcard-card-x"] and "-y" not in calls[-1]
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    result = CliRunner().invoke(cli, ["uninstall", "-y", "kcard-card-x"])
+    assert result.exit_code == 1 and "neither pip nor uv" in result.output
