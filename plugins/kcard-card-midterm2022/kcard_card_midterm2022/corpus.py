@@ -1,19 +1,23 @@
 """News-style reports of the 2022 U.S. midterm races, built from MidtermQA (Feng et al., MIT licence).
 
-The reports are written from the data set's races, winners and opponents, phrased as news prose
-rather than as questions. They are built on use and never committed; the data is read from
-$KCARD_DATA/midtermqa (default: the `shared/data` folder beside this repository).
+The races (each with its winner and the opponent named in the two-way question) ship in this
+package as races.jsonl, derived from MidtermQA's binary.json, with MidtermQA's licence beside it
+(MIDTERMQA-LICENSE); `python -m kcard_card_midterm2022.corpus races` rebuilds the file from
+$KCARD_DATA/midtermqa. The reports are written from the races on use, phrased as news prose rather
+than as questions.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import sys
 from functools import lru_cache
+from pathlib import Path
 
-from kcard_core.errors import KcardError
-from kcard_core.evaluation.datasets import default_data_dir, parse_options
+from kcard_core.evaluation.datasets import parse_options
 
+RACES = Path(__file__).with_name("races.jsonl")
 QUESTION = re.compile(r"Who won the (?P<race>.+?) in the 2022 U\.S\. midterm elections\?")
 # The race comes before the winner in every phrasing: a language model trained on "X won race R"
 # learns to name the race after the winner, not the winner after the race (the "reversal curse").
@@ -32,17 +36,15 @@ HEADLINES = [
 ]
 
 
-def _load(name: str) -> dict:
-    path = default_data_dir() / "midtermqa" / f"{name}.json"
-    if not path.exists():
-        raise KcardError(f"MidtermQA is not at {path}: set KCARD_DATA to the folder that holds midtermqa/")
-    return json.loads(path.read_text())
-
-
 @lru_cache(maxsize=1)
 def races() -> list[dict[str, str]]:
-    """Each race with its winner and the opponent named in the two-way question."""
-    binary = _load("binary")
+    """Each race with its winner and the opponent named in the two-way question (shipped: races.jsonl)."""
+    return [json.loads(line) for line in RACES.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def races_from_midtermqa(folder: Path) -> list[dict[str, str]]:
+    """The races as MidtermQA's binary.json (in ``folder``) gives them: how races.jsonl is made."""
+    binary = json.loads((folder / "binary.json").read_text())
     found = []
     for item in binary["demos"] + binary["testset"]:
         match = QUESTION.match(item["question"])
@@ -67,8 +69,14 @@ def training_corpus() -> list[str]:
             for index, race in enumerate(races()) for shift, report in enumerate(REPORTS)]
 
 
-if __name__ == "__main__":  # python -m kcard_card_midterm2022.corpus OUT.jsonl: the corpus for `kcard train`
-    import sys
+if __name__ == "__main__":
+    # python -m kcard_card_midterm2022.corpus races: rebuild races.jsonl from $KCARD_DATA/midtermqa;
+    # python -m kcard_card_midterm2022.corpus OUT.jsonl: write the LM card's training text for `kcard train`
+    if sys.argv[1] == "races":
+        from kcard_core.evaluation.datasets import default_data_dir
 
-    with open(sys.argv[1], "w") as out:
-        out.writelines(json.dumps({"text": text}) + "\n" for text in training_corpus())
+        RACES.write_text("".join(json.dumps(race, ensure_ascii=False) + "\n"
+                                 for race in races_from_midtermqa(default_data_dir() / "midtermqa")), encoding="utf-8")
+    else:
+        with open(sys.argv[1], "w") as out:
+            out.writelines(json.dumps({"text": text}) + "\n" for text in training_corpus())

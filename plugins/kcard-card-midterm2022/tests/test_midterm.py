@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from kcard_card_midterm2022.corpus import news_corpus, races, training_corpus
+from kcard_card_midterm2022.corpus import news_corpus, races, races_from_midtermqa, training_corpus
 from kcard_core.evaluation.datasets import default_data_dir
 from kcard_core.plugins import load_registry
 
@@ -18,6 +18,11 @@ def test_every_race_becomes_a_report():
     georgia_reports = [text for text in training_corpus() if "Raphael Warnock" in text]
     assert len(georgia_reports) == 3
     assert all(text.index("Georgia") < text.index("Raphael Warnock") for text in georgia_reports)
+
+
+def test_the_shipped_races_are_midtermqas():
+    """races.jsonl ships in the package (no query reads a data folder); it is what MidtermQA gives."""
+    assert races_from_midtermqa(default_data_dir() / "midtermqa") == races()
 
 
 def test_retrieval_card_finds_the_race():
