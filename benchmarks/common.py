@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).parent
-SHARED_DATA = Path(os.environ.get("KCARD_DATA", HERE.parent.parent / "shared" / "data"))
+SHARED_DATA = Path(os.environ.setdefault("KCARD_DATA", str(HERE.parent.parent / "shared" / "data")))
 
 
 def midterm_questions(limit: int) -> list[str]:

@@ -123,7 +123,7 @@ def ask(question: str, selector_names: str, gate: str | None, popularity_name: s
 @click.option("--card", "cards", multiple=True, help="Use only this card (repeatable) [default: all].")
 @click.option("--limit", type=int, default=None, help="Only the first N questions.")
 @click.option("--data", type=click.Path(exists=True, file_okay=False), default=None,
-              help="The folder holding midtermqa/ and popqa/ [default: $KCARD_DATA or ../shared/data].")
+              help="The folder holding midtermqa/ and popqa/ [default: $KCARD_DATA, else the user data folder].")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="kcard-eval", show_default=True,
               help="Results go to OUT/DATASET/METHOD/ (results.json, predictions.jsonl with traces).")
 @click.option("--model", default=None, help="Base LLM: a GGUF path or a known name.")

@@ -29,6 +29,18 @@ def cache_dir() -> Path:
     return _env_path("KCARD_CACHE") or Path(platformdirs.user_cache_dir("kcard", appauthor=False))
 
 
+def user_data_dir() -> Path:
+    """Where evaluation data sets go when no folder is named (~/.local/share/kcard/data on Linux)."""
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("kcard", appauthor=False)) / "data"
+
+
+def data_dir() -> Path:
+    """Evaluation data (midtermqa/, popqa/): $KCARD_DATA, else the user's data folder."""
+    return _env_path("KCARD_DATA") or user_data_dir()
+
+
 def load_settings() -> dict:
     """The user's config.toml as a dict (empty when there is none)."""
     path = user_dir() / "config.toml"

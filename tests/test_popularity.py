@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 from kcard_core.chains.gate import PopularityGate
 from kcard_core.cli import cli
-from kcard_core.evaluation.datasets import default_data_dir
+from kcard_core.config import data_dir
 from kcard_core.plugins import load_registry
 from kcard_core.popularity import ALWAYS, NEVER, Popularity, PopularityTable, best_threshold, calibrate, use_cards
 from kcard_core.trace import Trace
@@ -22,7 +22,7 @@ def test_lookup_finds_the_longest_subject_and_the_relation():
 
 
 def test_popqa_table_from_the_real_file():
-    table = PopularityTable.from_popqa(default_data_dir() / "popqa" / "dev.jsonl")
+    table = PopularityTable.from_popqa(data_dir() / "popqa" / "dev.jsonl")
     assert table("What is the capital of Utah?") == Popularity("Utah", 238255, "capital")
     assert "popqa" in load_registry(only=["kcard-popularity-popqa"]).popularity
 

@@ -1,7 +1,7 @@
 """Evaluation data sets: MidtermQA (open book, 2-way, 4-way), PopQA, and the user's own JSONL.
 
-Nothing is committed: the files are read from --data, $KCARD_DATA, or the `shared/data` folder beside
-this repository.
+Nothing is committed: the files are read from --data, $KCARD_DATA, or the user's data folder
+(kcard_core.config.data_dir).
 """
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kcard_core.config import data_dir, user_data_dir
 from kcard_core.errors import KcardError
 
 OPTIONS_MARK = " Options: "  # a multiple-choice question as asked: "Who won …? Options: A. X; B. Y."
@@ -52,12 +52,6 @@ class Dataset:
     examples: list[Example]
 
 
-def default_data_dir() -> Path:
-    if os.environ.get("KCARD_DATA"):
-        return Path(os.environ["KCARD_DATA"])
-    return Path(__file__).resolve().parents[2].parent / "shared" / "data"
-
-
 def load_dataset(name: str, data: str | Path | None = None) -> Dataset:
     """A known data set by name (``data``: the folder holding midtermqa/ and popqa/), or a JSONL file
     of {"question", "answers"} lines given as ``name``."""
@@ -68,10 +62,10 @@ def load_dataset(name: str, data: str | Path | None = None) -> Dataset:
                              '{"question": ..., "answers": [...]} lines')
         return Dataset(path.stem, "open", [], _own_file(path))
     relative, kind = DATASETS[name]
-    path = Path(data or default_data_dir()) / relative
+    path = Path(data or data_dir()) / relative
     if not path.is_file():
-        raise KcardError(f"{name} is not at {path}: pass --data FOLDER (the folder that holds {relative.split('/')[0]}/) "
-                         "or set KCARD_DATA")
+        raise KcardError(f"{name} is not at {path}: pass --data FOLDER, set KCARD_DATA to that folder, or "
+                         f"put {relative.split('/')[0]}/ in {user_data_dir()}")
     if kind == "popqa":
         return _popqa(name, path)
     raw = json.loads(path.read_text())

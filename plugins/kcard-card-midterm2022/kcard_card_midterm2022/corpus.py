@@ -73,10 +73,10 @@ if __name__ == "__main__":
     # python -m kcard_card_midterm2022.corpus races: rebuild races.jsonl from $KCARD_DATA/midtermqa;
     # python -m kcard_card_midterm2022.corpus OUT.jsonl: write the LM card's training text for `kcard train`
     if sys.argv[1] == "races":
-        from kcard_core.evaluation.datasets import default_data_dir
+        from kcard_core.config import data_dir
 
         RACES.write_text("".join(json.dumps(race, ensure_ascii=False) + "\n"
-                                 for race in races_from_midtermqa(default_data_dir() / "midtermqa")), encoding="utf-8")
+                                 for race in races_from_midtermqa(data_dir() / "midtermqa")), encoding="utf-8")
     else:
         with open(sys.argv[1], "w") as out:
             out.writelines(json.dumps({"text": text}) + "\n" for text in training_corpus())

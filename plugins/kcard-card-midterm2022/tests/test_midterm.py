@@ -5,7 +5,7 @@ import json
 import pytest
 
 from kcard_card_midterm2022.corpus import news_corpus, races, races_from_midtermqa, training_corpus
-from kcard_core.evaluation.datasets import default_data_dir
+from kcard_core.config import data_dir
 from kcard_core.plugins import load_registry
 
 
@@ -22,7 +22,7 @@ def test_every_race_becomes_a_report():
 
 def test_the_shipped_races_are_midtermqas():
     """races.jsonl ships in the package (no query reads a data folder); it is what MidtermQA gives."""
-    assert races_from_midtermqa(default_data_dir() / "midtermqa") == races()
+    assert races_from_midtermqa(data_dir() / "midtermqa") == races()
 
 
 def test_retrieval_card_finds_the_race():
@@ -44,6 +44,6 @@ def test_the_lm_card_knows_the_winners(backend):
     """The shipped adapter, on either backend: asked the question, its first document names the winner."""
     registry = load_registry(only=["kcard-card-midterm2022", "kcard-llama-cpp", "kcard-transformers"])
     card = registry.card("midterm2022").with_backend(registry.backend(backend))
-    items = json.loads((default_data_dir() / "midtermqa" / "openbook.json").read_text())["testset"][::101]
+    items = json.loads((data_dir() / "midtermqa" / "openbook.json").read_text())["testset"][::101]
     named = [item["answer"] in card.generate(item["question"], n=1)[0].page_content for item in items]
     assert sum(named) >= 4, named  # 5 races; the benchmark measures all of them
