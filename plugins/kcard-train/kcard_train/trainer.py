@@ -35,7 +35,8 @@ from kcard_core.text import read_corpus as text_corpus
 from kcard_train import memorise
 from kcard_transformers.backend import resolved_device, weights_folder
 
-LLAMA_CPP_VERSION = "0.3.36"  # its source distribution carries llama.cpp's GGUF converter
+LLAMA_CPP_VERSION = "0.3.36"  # its source distribution carries llama.cpp's GGUF converter (MIT)
+LLAMA_CPP_SHA256 = "832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e"  # that sdist, from PyPI
 
 
 @dataclass(frozen=True)
@@ -202,17 +203,26 @@ def optimise(model, ids: torch.Tensor, labels: torch.Tensor, recipe: Recipe, che
 
 
 def converter() -> Path:
-    """llama.cpp's convert_hf_to_gguf.py, unpacked once from llama-cpp-python's source distribution."""
+    """llama.cpp's convert_hf_to_gguf.py, unpacked once from llama-cpp-python's source distribution:
+    that exact release, refused unless its sha256 is the one pinned here."""
     folder = cache_dir() / "llama-cpp-convert"
     if (folder / "convert_lora_to_gguf.py").exists():
         return folder
     download = cache_dir() / "sdist"
-    click.echo(f"fetching llama.cpp's GGUF converter (llama-cpp-python {LLAMA_CPP_VERSION} source, once)", err=True)
-    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
-                    f"llama-cpp-python=={LLAMA_CPP_VERSION}", "-d", str(download)], check=True)
+    archive_path = download / f"llama_cpp_python-{LLAMA_CPP_VERSION}.tar.gz"
+    if not archive_path.exists():
+        click.echo(f"fetching llama.cpp's GGUF converter (llama-cpp-python {LLAMA_CPP_VERSION} source, once)", err=True)
+        download.mkdir(parents=True, exist_ok=True)
+        pinned = download / "requirements.txt"
+        pinned.write_text(f"llama-cpp-python=={LLAMA_CPP_VERSION} --hash=sha256:{LLAMA_CPP_SHA256}\n")
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
+                        "--require-hashes", "-r", str(pinned), "-d", str(download)], check=True)
+    if sha256_of(archive_path) != LLAMA_CPP_SHA256:
+        archive_path.unlink()
+        raise KcardError(f"{archive_path.name} does not match its pinned sha256: removed; run again to fetch it anew")
     prefix = f"llama_cpp_python-{LLAMA_CPP_VERSION}/vendor/llama.cpp/"
     wanted = ("convert_hf_to_gguf.py", "convert_lora_to_gguf.py", "gguf-py/", "conversion/")
-    with tarfile.open(download / f"llama_cpp_python-{LLAMA_CPP_VERSION}.tar.gz") as archive:
+    with tarfile.open(archive_path) as archive:
         members = [m for m in archive.getmembers() if m.name.startswith(prefix) and m.name[len(prefix):].startswith(wanted)]
         for member in members:
             member.name = member.name[len(prefix):]
