@@ -65,7 +65,8 @@ def test_the_tutorial_commands_are_the_ones_tested():
     assert commands == ["kcard cards list", "kcard ask Who founded Kelderwick?",
                         "kcard new card", "kcard install ./kcard-card-kelderwick", "kcard ask Who founded Kelderwick?",
                         "kcard train docs/examples/kelderwick.txt", "kcard new card",
-                        "kcard install ./kcard-card-kelderwick-lm", "kcard ask Who founded Kelderwick?"]
+                        "kcard install ./kcard-card-kelderwick-lm", "kcard ask Who founded Kelderwick?",
+                        "kcard install kcard-card-kelderwick"]  # from an index: tests/test_published.py
 
 
 def test_a_retrieval_card_from_the_tutorial_text(run, tmp_path):
