@@ -139,6 +139,8 @@ def report(rows: list[dict], aurocs: dict) -> str:
 
 Base LLM and settings: the defaults of `kcard ask` / `kcard eval` ({settings}); every first-party
 card installed (7); llama.cpp, greedy answers, seeded card samples; 2 CPU cores, one process alone.
+The answer prompt asks the question, gives the knowledge, asks the question again (the reader's
+layout, chosen on the tuning split: `reader.md`); with answer options, neither copy shows them.
 Questions 1-100 are the tuning split (prompts, demos and defaults were chosen on them); 101-505
 are held out. Open book: EM; 2-way / 4-way: accuracy. Cache hits: card generations read from the
 on-disk cache (a hit costs no generation), of all card calls.
@@ -166,7 +168,8 @@ one kind. Quoted passages (retrieval cards) score 1 by design; the LM cards' row
 
 Reproduce: `python benchmarks/knowledge_lift_heldout.py --split held-out --methods
 vanilla,retrieval,bottom-up,top-down-auto,top-down-exp --datasets midterm-openbook` (and
-`--split tuning --variant all`); rows accumulate in `results/knowledge-lift-heldout.json`.
+`--split tuning --methods bottom-up,top-down-auto --variant all`; n1 = 3 was not run: n1 = 2 already
+costs 7 s a question for the same EM); rows accumulate in `results/knowledge-lift-heldout.json`.
 """
 
 
