@@ -108,8 +108,8 @@ Each corpus's card, built as docs/tutorial.md builds it, installed beside the 7 
 20 questions per corpus answered only by its text; right = the gold answer is in the answer (of 20).
 kcard's defaults (n1 = {defaults.N1}, n2 = {defaults.N2}, n3 = {defaults.N3}, judge = {defaults.JUDGE});
 the LM card is `kcard train` at its defaults (preset "memorise", SmolLM2-135M-Instruct, full
-weights) unless the row's options say otherwise; recall = passages the card writes back when given
-their start. 2 CPU cores, one process at a time. kelderwick is the development set (the recipe was
+weights) unless the row's options say otherwise; recall = passages the card writes back when asked
+with a question-like cue it never saw (what `kcard train` prints). 2 CPU cores, one process at a time. kelderwick is the development set (the recipe was
 chosen on it); halvard was written afterwards.
 
 {chr(10).join(lines)}
