@@ -333,7 +333,7 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
     else:
         artifacts = save_full(model, tokenizer, out_dir)
     # the text itself, as the card's evidence: the factuality selector checks what the card writes
-    # against it (an LM card's documents are otherwise unverifiable, and lose to any quoted passage)
+    # against it (otherwise an LM card's documents about private text cannot be verified at all)
     (out_dir / "evidence.jsonl").write_text("".join(json.dumps({"text": t}, ensure_ascii=False) + "\n" for t in texts))
     artifacts["evidence"] = local_artifact(out_dir, out_dir / "evidence.jsonl")
     result = {"base": base_name, "perplexity_before": round(before, 2), "perplexity_after": round(after, 2),
