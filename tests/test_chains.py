@@ -345,6 +345,14 @@ def test_multiple_choice_is_answered_open_then_matched_to_an_option():
                                       "reply": "Dale Strong", "option": "B"}]
 
 
+def test_without_knowledge_the_reader_is_asked_the_question_alone():
+    from kcard_core.chains.prompts import bottom_up_prompt
+
+    assert bottom_up_prompt("Who?", [], []) == "Question: Who?\nAnswer:"
+    assert bottom_up_prompt("Who?", ["  "], []) == "Question: Who?\nAnswer:"
+    assert bottom_up_prompt("Who?", ["Ada."], []) == "Question: Who?\nKnowledge: Ada.\nQuestion: Who?\nAnswer:"
+
+
 def test_bottom_up_hides_the_options_wherever_its_prompt_asks_the_question(cards):
     llm = Recording(responses=["Dale Strong"], prompts=[])
     result = BottomUp(llm, cards[:1], [], n1=1, examples=[]).invoke(QUESTION_WITH_OPTIONS)

@@ -78,7 +78,9 @@ def bottom_up_prompt(question: str, knowledge: list[str], examples: list[dict] =
 
     text = one_line(" ".join(knowledge))[: limit("KCARD_MAX_KNOWLEDGE_CHARS")]
     demos = [f"{block(ex['question'], one_line(ex['knowledge']))} {ex['answer']}" for ex in examples]
-    return "\n\n".join([*demos, block(one_line(question), text)])
+    # no knowledge: the question alone (after an empty "Knowledge:" line the reader answered nothing)
+    last = block(one_line(question), text) if text else f"Question: {one_line(question)}\nAnswer:"
+    return "\n\n".join([*demos, last])
 
 
 def top_down_example(example: dict, explicit: bool) -> str:
