@@ -17,7 +17,7 @@ from pathlib import Path
 from kcard_core.artifacts import sha256_of
 from kcard_core.cards import CardManifest
 from kcard_core.errors import KcardError
-from kcard_core.text import one_line, read_corpus
+from kcard_core.text import corpus_jsonl, one_line, read_corpus
 
 HERE = Path(__file__).resolve().parent
 # in a wheel the template is package data (kcard_core/card_template); in the source tree, cookiecutter-card/
@@ -46,7 +46,7 @@ def render_card(name: str, *, description: str | None = None, model: str | None 
     passages = None
     if corpus:
         documents = read_corpus(corpus, corpus_format)
-        passages = "".join(json.dumps({"text": text}, ensure_ascii=False) + "\n" for text in documents).encode()
+        passages = corpus_jsonl(documents).encode()
         context.update(type="retrieval", corpus_sha256=hashlib.sha256(passages).hexdigest())
         context.setdefault("description", f"facts from {Path(corpus).name}")
     try:

@@ -77,3 +77,10 @@ def read_corpus(path: str | Path, format: str = "auto") -> list[str]:
     if not documents:
         raise KcardError(f"the corpus {path} holds no text")
     return documents
+
+
+def corpus_jsonl(documents: list[str]) -> str:
+    """``documents`` as a JSONL corpus ({"text": ...} a line), the format read_corpus reads back."""
+    import json
+
+    return "".join(json.dumps({"text": text}, ensure_ascii=False) + "\n" for text in documents)

@@ -57,3 +57,11 @@ def test_read_corpus_jsonl_and_its_errors(tmp_path):
         read_corpus(tmp_path / "empty.txt")
     with pytest.raises(KcardError, match="corpus format 'xml'"):
         read_corpus(path, "xml")
+
+
+def test_corpus_jsonl_reads_back_as_written(tmp_path):
+    from kcard_core.text import corpus_jsonl
+
+    path = tmp_path / "c.jsonl"
+    path.write_text(corpus_jsonl(['Café "Dark Sky"', "a\\b"]))
+    assert read_corpus(path) == ['Café "Dark Sky"', "a\\b"]

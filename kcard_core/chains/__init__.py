@@ -75,8 +75,8 @@ def build_chain(mode: str | None = None, *, cards: list[str] | None = None, mode
 
     chosen = [bind(card) for card in chosen]
     # evidence: the corpora plugins register, and the text each card carries as its own evidence
-    evidence = {**registry.evidence, **{f"card {card.name}": card.evidence for card in registry.cards.values()
-                                        if card.evidence}}
+    evidence = {**registry.evidence, **{f"card {card.name}": load for card in registry.cards.values()
+                                        if (load := card.evidence)}}
     options = {"relevance": {"top_n": n2}, "pruning": {"method": prune, "llm": llm},
                "factuality": {"top_n": n3, "seed": seed, "judge": judge, "logprobs": logprobs,
                               "evidence": evidence}}

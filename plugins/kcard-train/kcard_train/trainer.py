@@ -31,7 +31,7 @@ from kcard_core.artifacts import Artifact, sha256_of
 from kcard_core.config import cache_dir
 from kcard_core.errors import KcardError
 from kcard_core.models import BASE_MODELS, resolve_model
-from kcard_core.text import read_corpus as text_corpus
+from kcard_core.text import corpus_jsonl, read_corpus as text_corpus
 from kcard_train import memorise
 from kcard_transformers.backend import resolved_device, weights_folder
 
@@ -334,7 +334,7 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
         artifacts = save_full(model, tokenizer, out_dir)
     # the text itself, as the card's evidence: the factuality selector checks what the card writes
     # against it (otherwise an LM card's documents about private text cannot be verified at all)
-    (out_dir / "evidence.jsonl").write_text("".join(json.dumps({"text": t}, ensure_ascii=False) + "\n" for t in texts))
+    (out_dir / "evidence.jsonl").write_text(corpus_jsonl(texts))
     artifacts["evidence"] = local_artifact(out_dir, out_dir / "evidence.jsonl")
     result = {"base": base_name, "perplexity_before": round(before, 2), "perplexity_after": round(after, 2),
               "perplexity_of": "the corpus (all of it is trained on)" if recipe.cues else "a held-out tenth of the rows",
