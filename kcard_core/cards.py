@@ -31,7 +31,7 @@ class GenerationDefaults:
 
 @dataclass(frozen=True)
 class RetrievalDefaults:
-    """What a retrieval or KG card returns, whatever n1 a chain asks for: its best passages, at most
+    """What a retrieval or KG card returns, whatever n1 a chain asks for: one document of its best passages, at most
     ``passages``, each scoring at least ``floor`` times the best one and holding at least ``coverage``
     of the question's words, weighted by rarity (n1 is a number of samples, which only a language
     model has: at n1 = 3 the news card added two reports of other races; without a coverage floor
@@ -157,7 +157,7 @@ class Card:
     def generate(self, query: str, n: int | None = None, *, seed: int | None = 0,
                  max_tokens: int | None = None, temperature: float | None = None) -> list["Document"]:
         """Knowledge documents for ``query``: ``n`` samples of an LM card (default: the manifest's
-        ``[generation] n``); a retrieval or KG card's best passages whatever ``n`` is."""
+        ``[generation] n``); a retrieval or KG card's one document of its best passages whatever ``n`` is."""
         from langchain_core.documents import Document
 
         defaults = self.manifest.generation
@@ -232,7 +232,12 @@ class RetrievalCard(Card):
     def write(self, query: str, n: int, sampling: Sampling) -> list[str]:
         settings = self.manifest.retrieval
         found = self.index().scored(query, k=settings.passages, coverage=settings.coverage)
-        return [text for score, text in found if score >= settings.floor * found[0][0]]
+        # One document, best passage first, as a KG card writes one. Apart, the relevance selector
+        # reordered them: MiniLM put "The Halvard Observatory is … on Mount Ceril" above "The
+        # observatory was founded in 1896 by … Edith Sorrell" for "Who founded the Halvard
+        # Observatory?", where BM25 had them the right way; together, the reader sees both.
+        kept = [text for score, text in found if score >= settings.floor * found[0][0]]
+        return [" ".join(kept)] if kept else []
 
     def index(self):
         if "_index" not in self.__dict__:  # built once, shared by the copies with_backend makes

@@ -62,7 +62,7 @@ def cli(verbose: bool, allow_pickle: bool) -> None:
 @click.option("--backend", default=None,
               help="Backend for cards and base LLM [default: per card in config.toml, else llama-cpp].")
 @click.option("--n1", default=defaults.N1, show_default=True,
-              help="Documents each LM card samples (retrieval and KG cards return their best passages).")
+              help="Documents each LM card samples (retrieval and KG cards return one document of their best passages).")
 @click.option("--n2", default=defaults.N2, show_default=True, help="Documents the relevance selector keeps.")
 @click.option("--n3", default=defaults.N3, show_default=True, help="Documents the factuality selector keeps.")
 @click.option("--selectors", "selector_names", default=",".join(defaults.SELECTORS), show_default=True,

@@ -5,7 +5,7 @@ Each was chosen by measurement on MidtermQA's tuning split (questions 1-100) and
 the held-out questions (101-505): benchmarks/results/knowledge-lift-heldout.md.
 """
 
-N1 = 1  # documents each LM card samples (retrieval and KG cards return their best passages)
+N1 = 1  # documents each LM card samples (retrieval and KG cards return one document of their best passages)
 N2 = 5  # documents the relevance selector keeps
 N3 = 1  # documents the factuality selector keeps (the paper: 3; this reader does best with one)
 JUDGE = "agreement"  # factuality: what a document adds beyond the question, checked against evidence
