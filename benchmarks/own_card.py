@@ -97,8 +97,8 @@ def ask_all(corpus: str, card: Card | None) -> dict:
 
 
 def reader_given_passage(corpus: str) -> int:
-    """The reader's ceiling: questions the base LLM answers when handed, as bottom-up would hand it,
-    the corpus's paragraph that holds the answer (no card, no selector)."""
+    """What the reader makes of the text itself: questions the base LLM answers when handed, as
+    bottom-up would hand it, the corpus's paragraph that holds the answer (no card, no selector)."""
     chain = build_chain("vanilla")
     passages = read_corpus(EXAMPLES / f"{corpus}.txt")
     right = 0
@@ -125,8 +125,9 @@ kcard's defaults (n1 = {defaults.N1}, n2 = {defaults.N2}, n3 = {defaults.N3}, ju
 the LM card is `kcard train` at its defaults (preset "memorise", SmolLM2-135M-Instruct, full
 weights) unless the row's options say otherwise; recall = passages the card writes back when asked
 with a question-like cue it never saw (what `kcard train` prints); "reader given the passage" = the
-base LLM handed the corpus paragraph that holds the answer, in bottom-up's prompt: the most any card
-can reach with this reader. 2 CPU cores, one process at a time. kelderwick is the development set (the recipe was
+base LLM handed the corpus paragraph that holds the answer, in bottom-up's prompt: what this reader
+makes of the text itself (a card's shorter document can do better, as the kelderwick LM card's
+one-sentence documents do). 2 CPU cores, one process at a time. kelderwick is the development set (the recipe was
 chosen on it); halvard was written afterwards.
 
 {chr(10).join(lines)}
