@@ -85,7 +85,13 @@ class VerifyAndRevise(Runnable[Any, dict]):
     def cards(self) -> list:
         return getattr(self.chain, "cards", [])
 
+    def get_name(self, suffix: str | None = None, *, name: str | None = None) -> str:
+        return super().get_name(suffix, name=name or f"kcard {self.mode}")
+
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> dict:
+        return self._call_with_config(self._invoke, input, config, run_type="chain")
+
+    def _invoke(self, input: Any, config: RunnableConfig) -> dict:
         result = self.chain.invoke(input, config)
         trace = result["trace"]
         knowledge = " ".join(doc["text"] for doc in trace.documents.values() if doc.get("used"))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from langchain_core.language_models import BaseLanguageModel
+
 from kcard_core.backends import Sampling, yes_probability
 from kcard_core.cache import GenerationCache
 from kcard_core.chains.base import KnowledgeChain
@@ -29,8 +31,14 @@ def build_chain(mode: str | None = None, *, cards: list[str] | None = None, mode
                 selectors: tuple[str, ...] = defaults.SELECTORS, prune: str = "extractive", judge: str = defaults.JUDGE,
                 cache: bool = True,
                 examples: list[dict] | None = None, revise: str | None = None, revise_rounds: int = 2,
+                llm: BaseLanguageModel | None = None,
                 settings: dict[str, Any] | None = None, registry: Registry | None = None) -> KnowledgeChain:
     """A ready chain: the base LLM, the named (default: all) cards and the selectors, all from plugins.
+
+    ``llm``: any LangChain LLM or chat model as the base LLM (a ``ChatOpenAI``, say) instead of
+    ``model`` on a kcard backend. It sees kcard's prompts as text; what needs the base LLM's
+    next-token log-probabilities (``judge`` "llm" or "both", ``decide`` "calibrated", the
+    "self-critique" utility) needs a kcard backend's model instead.
 
     What the arguments leave out comes from ``settings`` (default: the user's config.toml): ``mode``,
     ``model`` and ``backend`` at the top level, ``[backends.NAME]`` for a backend (an endpoint, a
@@ -56,12 +64,18 @@ def build_chain(mode: str | None = None, *, cards: list[str] | None = None, mode
     if not chosen and mode not in BASELINES:
         raise KcardError(NO_CARDS_MESSAGE)
     backend_settings = settings.get("backends", {})
-    model_name, artifact = model_artifact(model or settings.get("model"))
-    engine = registry.backend(backend or settings.get("backend"))
-    model_ref = engine.locate(artifact, backend_settings.get(engine.name, {}))
-    llm = engine.language_model(model_ref, Sampling(max_tokens=32, temperature=0.0, seed=seed))
-    # yes/no judgements (factuality, calibrated top-down, self-critique) use the base LLM: it is loaded already
-    logprobs = lambda prompt: engine.next_token_logprobs(model_ref, prompt)  # noqa: E731
+    if llm is None:
+        model_name, artifact = model_artifact(model or settings.get("model"))
+        engine = registry.backend(backend or settings.get("backend"))
+        model_ref = engine.locate(artifact, backend_settings.get(engine.name, {}))
+        llm = engine.language_model(model_ref, Sampling(max_tokens=32, temperature=0.0, seed=seed))
+        # yes/no judgements (factuality, calibrated top-down, self-critique) use the base LLM: it is loaded
+        logprobs = lambda prompt: engine.next_token_logprobs(model_ref, prompt)  # noqa: E731
+    else:
+        if judge in ("llm", "both") or decide == "calibrated" or revise == "self-critique":
+            raise KcardError("judge llm/both, decide calibrated and self-critique read the base LLM's "
+                             "next-token log-probabilities: pass model= (a kcard backend's model), not llm=")
+        model_name, logprobs = getattr(llm, "model_name", None) or llm.get_name(), None
     common = dict(model_name=model_name, seed=seed, examples=examples)
     if mode in BASELINES:
         chain = (Vanilla if mode == "vanilla" else GenRead)(llm, **common)

@@ -176,8 +176,8 @@ class TopDown(KnowledgeChain):
         if not documents:
             return None
         with trace.timer(self.factuality.name):
-            scored = self.factuality.score_documents(documents, without_options(question))
-        best = self.factuality.choose(scored)[0]  # near-ties go to the card's own first document
+            step = self.factuality.step(documents, without_options(question), config)
+        scored, best = step["scored"], step["kept"][0]  # near-ties go to the card's own first document
         name = self.factuality.name
         trace.add_stage(name, {d.metadata["id"]: d.metadata["scores"][name] for d in scored}, [best.metadata["id"]],
                         details={d.metadata["id"]: d.metadata.get(name, {}) for d in scored})
@@ -208,7 +208,7 @@ class Combined(TopDown):
                         for name in pool]
         with trace.timer("cards"):
             documents = self.run_cards([self.by_name[n] for n in pool], question, self.n1, trace, config)
-        kept, stages = self.pipeline.run(documents, without_options(question))
+        kept, stages = self.pipeline.run(documents, without_options(question), config)
         for stage in stages:
             trace.add_stage(stage.selector, stage.scores, stage.kept, stage.texts, stage.details)
         trace.mark_used(kept)
