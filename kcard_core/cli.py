@@ -53,8 +53,7 @@ def cli(verbose: bool, allow_pickle: bool) -> None:
 
 @cli.command()
 @click.argument("question")
-@click.option("--mode", type=click.Choice(["bottom-up", "top-down-auto", "top-down-exp", "combined", "vanilla",
-                                          "genread"]),
+@click.option("--mode", type=click.Choice(defaults.MODES + defaults.BASELINES),
               default=None, help="How knowledge reaches the base LLM (vanilla: none; genread: the base LLM "
                                  "writes its own) [default: bottom-up, or 'mode' in config.toml].")
 @click.option("--card", "cards", multiple=True, help="Use only this card (repeatable) [default: all].")

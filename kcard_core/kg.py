@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterable
 from kcard_core.backends import Sampling
 from kcard_core.cards import Card
 from kcard_core.errors import KcardError
+from kcard_core.loading import load_object
 
 Triple = tuple[str, str, str]  # (head, relation, tail)
 EXTRACTORS = ("bfs", "policy")
@@ -292,10 +293,7 @@ class KGCard(Card):
     def graph(self) -> KnowledgeGraph:
         if "_graph" not in self.__dict__:
             if self.manifest.corpus:
-                module, _, function = self.manifest.corpus.partition(":")
-                import importlib
-
-                triples = getattr(importlib.import_module(module), function)()
+                triples = load_object(self.manifest.corpus)()
                 self.__dict__["_graph"] = KnowledgeGraph(triples)
             elif "triples" in self.manifest.artifacts:
                 self.__dict__["_graph"] = KnowledgeGraph.from_file(self.manifest.artifacts["triples"].resolve())

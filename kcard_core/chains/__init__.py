@@ -14,12 +14,11 @@ from kcard_core.chains.bottom_up import BottomUp
 from kcard_core.chains.top_down import Combined, TopDown
 from kcard_core import defaults
 from kcard_core.config import load_settings
+from kcard_core.defaults import BASELINES, MODES
 from kcard_core.errors import KcardError
 from kcard_core.models import model_artifact
 from kcard_core.plugins import NO_CARDS_MESSAGE, Registry, get_registry
 
-MODES = ("bottom-up", "top-down-auto", "top-down-exp", "combined")
-BASELINES = ("vanilla", "genread")  # the base LLM alone; the base LLM writing its own knowledge
 
 __all__ = ["BASELINES", "MODES", "BottomUp", "Combined", "GenRead", "KnowledgeChain", "TopDown", "Vanilla", "build_chain"]
 
