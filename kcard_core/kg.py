@@ -22,6 +22,7 @@ from kcard_core.backends import Sampling
 from kcard_core.cards import Card
 from kcard_core.errors import KcardError
 from kcard_core.loading import load_object
+from kcard_core.text import one_line, split_options
 
 Triple = tuple[str, str, str]  # (head, relation, tail)
 EXTRACTORS = ("bfs", "policy")
@@ -263,18 +264,6 @@ class LinUCB:
 
 # -- the card ------------------------------------------------------------------------------------
 
-OPTIONS = re.compile(r"Options:\s*(.*)$", re.S)
-
-
-def split_options(query: str) -> tuple[str, list[str]]:
-    """("the question", ["choice", ...]) from "... Options: A. x; B. y." (the form kcard eval asks in)."""
-    match = OPTIONS.search(query)
-    if not match:
-        return query, []
-    choices = [re.sub(r"^[A-Z]\.\s*", "", part.strip()).strip(" .") for part in match[1].split(";")]
-    return query[:match.start()].strip(), [c for c in choices if c]
-
-
 class KGCard(Card):
     """A card that answers from a knowledge graph instead of writing.
 
@@ -317,7 +306,8 @@ class KGCard(Card):
 
     def knowledge(self, query: str, arm: str, sampling: Sampling | None = None) -> str:
         """The facts the ``arm`` ("extractor/format") extracts for ``query``, as text."""
-        question, choices = split_options(query)
+        question, options = split_options(query)
+        choices = list(options.values())
         kg = self.graph()
         targets = [entity for choice in choices for entity in kg.ground(choice)]
         sources = [entity for entity in kg.ground(question) if entity not in targets]
@@ -332,7 +322,7 @@ class KGCard(Card):
             model, _ = self.model()
             written = self.backend.generate(model, DESCRIBE.format(facts=facts), n=1,
                                             sampling=sampling or Sampling(max_tokens=64, temperature=0.0))
-            return " ".join(written[0].split()) or facts
+            return one_line(written[0]) or facts
         return facts
 
     def write(self, query: str, n: int, sampling: Sampling) -> list[str]:

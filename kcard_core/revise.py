@@ -8,14 +8,12 @@ through the ``register_utilities`` hook.
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any, Callable, Protocol
 
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from kcard_core.backends import yes_probability
-from kcard_core.evaluation.metrics import normalize
-from kcard_core.text import one_line
+from kcard_core.text import f1, one_line
 
 INCONSISTENT = "The response is inconsistent with the knowledge. Please generate again."
 
@@ -40,12 +38,7 @@ class KnowledgeF1:
         self.threshold = threshold
 
     def score(self, query: str, knowledge: str, response: str) -> tuple[float, str]:
-        said, known = normalize(response).split(), normalize(knowledge).split()
-        common = sum((Counter(said) & Counter(known)).values())
-        if not common:
-            return 0.0, INCONSISTENT
-        precision, recall = common / len(said), common / len(known)
-        return 2 * precision * recall / (precision + recall), INCONSISTENT
+        return f1(response, [knowledge]), INCONSISTENT
 
 
 class SelfCritique:

@@ -11,19 +11,12 @@ from langchain_core.language_models import BaseLanguageModel
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langchain_core.runnables.config import patch_config, run_in_executor
 
-from kcard_core.chains.prompts import split_options, without_options
 from kcard_core.config import limit
 from kcard_core.errors import KcardError
-from kcard_core.evaluation.metrics import named_option
-from kcard_core.text import one_line
+from kcard_core.text import named_option, one_line, split_options, text_of, without_options
 from kcard_core.trace import Trace
 
 ANSWER_STOP = ["\n"]  # every prompt segment is one line, so is the answer
-
-
-def text_of(output: Any) -> str:
-    """The text of an LLM's output (plain LLMs return str, chat models a message)."""
-    return output if isinstance(output, str) else getattr(output, "content", str(output))
 
 
 def question_of(input: Any) -> str:
@@ -151,7 +144,7 @@ class KnowledgeChain(Runnable[Any, dict]):
                 continue
             trace.add_documents(result)
             for doc in result:  # low-temperature samples often repeat: a copy adds nothing but length
-                key = " ".join(doc.page_content.lower().split())
+                key = one_line(doc.page_content.lower())
                 if not key:
                     trace.documents[doc.metadata["id"]]["dropped"] = "empty"
                 elif key in seen:

@@ -7,7 +7,8 @@ from langchain_core.runnables import RunnableConfig
 
 from kcard_core import defaults
 from kcard_core.chains.base import KnowledgeChain
-from kcard_core.chains.prompts import BOTTOM_UP_EXAMPLES, bottom_up_prompt, without_options
+from kcard_core.chains.prompts import BOTTOM_UP_EXAMPLES, bottom_up_prompt
+from kcard_core.text import without_options
 from kcard_core.selectors import SelectorPipeline
 from kcard_core.trace import Trace
 

@@ -15,12 +15,11 @@ from langchain_core.runnables import RunnableConfig
 from kcard_core import defaults
 from kcard_core.chains.base import KnowledgeChain
 from kcard_core.chains.prompts import (BOTTOM_UP_EXAMPLES, CHOOSE_SOURCE, NEED_MORE, NEED_MORE_TEMPLATES,
-                                       TOP_DOWN_EXAMPLES, WHAT_KIND, bottom_up_prompt, top_down_start,
-                                       without_options)
+                                       TOP_DOWN_EXAMPLES, WHAT_KIND, bottom_up_prompt, top_down_start)
 from kcard_core.config import limit
 from kcard_core.errors import KcardError
 from kcard_core.selectors import SelectorPipeline, lexical_similarity
-from kcard_core.text import one_line
+from kcard_core.text import one_line, without_options
 from kcard_core.trace import Trace
 
 Similarity = Callable[[str, Sequence[str]], list[float]]
