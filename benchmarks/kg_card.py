@@ -24,8 +24,8 @@ import kcard_card_countries
 from kcard_core.artifacts import sha256_of
 from kcard_core.backends import Sampling
 from kcard_core.chains.prompts import bottom_up_prompt
-from kcard_core.evaluation.metrics import choose_option
-from kcard_core.kg import ARMS, LinUCB, PathPolicy, split_options
+from kcard_core.text import choose_option, split_options
+from kcard_core.kg import ARMS, LinUCB, PathPolicy
 from kcard_core.models import resolve_model
 from kcard_core.plugins import load_registry
 
@@ -97,7 +97,8 @@ def main() -> None:
     # P_RL: REINFORCE on the training questions (targets: the entities of the four choices)
     examples = []
     for q in train:
-        text, choices = split_options(q["query"])
+        text, options = split_options(q["query"])
+        choices = list(options.values())
         targets = [e for c in choices for e in kg.ground(c)]
         examples.append((text, [e for e in kg.ground(text) if e not in targets], targets))
     policy = PathPolicy()

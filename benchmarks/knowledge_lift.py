@@ -23,7 +23,7 @@ from common import HERE, write_result
 
 from kcard_core.chains import build_chain
 from kcard_core.evaluation.datasets import load_dataset
-from kcard_core.evaluation.metrics import normalize
+from kcard_core.text import normalize
 from kcard_core.evaluation.run import METHODS, chain_for, evaluate, summarise
 from kcard_core.models import DEFAULT_MODEL
 from kcard_core.plugins import get_registry

@@ -23,7 +23,7 @@ from common import HERE, write_result
 from kcard_core import defaults
 from kcard_core.config import cache_dir
 from kcard_core.evaluation.datasets import load_dataset
-from kcard_core.evaluation.metrics import normalize
+from kcard_core.text import normalize
 from kcard_core.evaluation.run import chain_for, evaluate
 from kcard_core.models import DEFAULT_MODEL
 

@@ -27,7 +27,7 @@ from common import HERE, write_result
 from kcard_card_midterm2022.corpus import QUESTION, REPORTS, races
 from kcard_core.chains.prompts import BOTTOM_UP_EXAMPLES, bottom_up_prompt
 from kcard_core.evaluation.datasets import load_dataset
-from kcard_core.evaluation.metrics import normalize
+from kcard_core.text import normalize
 from kcard_core.models import DEFAULT_MODEL, resolve_model
 
 SPLITS = {"tuning": slice(0, 100), "held-out": slice(100, None)}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import importlib
 import importlib.metadata
 import json
 import os
@@ -12,7 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kcard_core.config import cache_dir, write_atomically
-from kcard_core.errors import ArtifactError
+from kcard_core.errors import ArtifactError, KcardError
+from kcard_core.loading import load_object
 
 
 @dataclass(frozen=True)
@@ -87,10 +87,9 @@ class Artifact:
         target = cache_dir() / "artifacts" / Path(self.file).name
         if target.is_file():
             return target
-        module_name, _, function_name = self.build.partition(":")
         try:
-            build = getattr(importlib.import_module(module_name), function_name)
-        except (ImportError, AttributeError) as error:
+            build = load_object(self.build)
+        except (ImportError, AttributeError, KcardError) as error:
             raise ArtifactError(f"cannot build {self.file} with {self.build} ({error}){self._hint()}") from None
         with _build_lock:
             if not target.is_file():

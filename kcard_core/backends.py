@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
+from kcard_core.sampling import Sampling  # noqa: F401  (part of the backend interface)
+
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseLanguageModel
 
@@ -19,17 +21,6 @@ class BackendStatus:
     available: bool
     device: str
     detail: str = ""
-
-
-@dataclass(frozen=True)
-class Sampling:
-    """How to sample: the paper's cards use temperature 0.1; a seed makes runs repeatable."""
-
-    max_tokens: int = 64
-    temperature: float = 0.1
-    seed: int | None = 0
-    stop: tuple[str, ...] = ()
-    repeat_penalty: float = 1.0  # > 1 keeps tiny models from looping on one sentence
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import time
 import tomllib
 from dataclasses import asdict, dataclass, field, replace
@@ -14,6 +13,7 @@ from kcard_core.backends import Adapted, Backend, Sampling
 from kcard_core.cache import GenerationCache
 from kcard_core.config import limit
 from kcard_core.errors import KcardError
+from kcard_core.loading import load_object
 from kcard_core.text import complete_sentences, read_corpus
 
 if TYPE_CHECKING:  # langchain_core costs ~1 s to import: listing cards must not pay it
@@ -120,8 +120,7 @@ class Card:
         manifest = CardManifest.from_file(path)
         kind = CARD_TYPES[manifest.type]
         if isinstance(kind, str):  # imported on use
-            module, _, name = kind.partition(":")
-            kind = getattr(importlib.import_module(module), name)
+            kind = load_object(kind)
         return kind(manifest)
 
     def runs_on(self) -> str | None:
@@ -248,8 +247,7 @@ class RetrievalCard(Card):
 
     def passages(self) -> list[str]:
         if self.manifest.corpus:
-            module_name, _, function_name = self.manifest.corpus.partition(":")
-            return list(getattr(importlib.import_module(module_name), function_name)())
+            return list(load_object(self.manifest.corpus)())
         if "corpus" not in self.manifest.artifacts:
             raise KcardError(f"retrieval card {self.name!r} names no corpus")
         return read_corpus(self.manifest.artifacts["corpus"].resolve())

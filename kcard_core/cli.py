@@ -16,6 +16,7 @@ from kcard_core.errors import KcardError
 from kcard_core.evaluation.run import METHODS
 from kcard_core.models import DEFAULT_MODEL
 from kcard_core.plugins import get_registry
+from kcard_core.spec import ChainSpec, spec_options
 from kcard_core.text import CORPUS_FORMATS
 
 
@@ -53,51 +54,25 @@ def cli(verbose: bool, allow_pickle: bool) -> None:
 
 @cli.command()
 @click.argument("question")
-@click.option("--mode", type=click.Choice(["bottom-up", "top-down-auto", "top-down-exp", "combined", "vanilla",
-                                          "genread"]),
-              default=None, help="How knowledge reaches the base LLM (vanilla: none; genread: the base LLM "
-                                 "writes its own) [default: bottom-up, or 'mode' in config.toml].")
-@click.option("--card", "cards", multiple=True, help="Use only this card (repeatable) [default: all].")
-@click.option("--model", default=None, help=f"Base LLM: a GGUF path or a known name [default: {DEFAULT_MODEL}].")
-@click.option("--backend", default=None,
-              help="Backend for cards and base LLM [default: per card in config.toml, else llama-cpp].")
-@click.option("--n1", default=defaults.N1, show_default=True,
-              help="Documents each LM card samples (retrieval and KG cards return one document of their best passages).")
-@click.option("--n2", default=defaults.N2, show_default=True, help="Documents the relevance selector keeps.")
-@click.option("--n3", default=defaults.N3, show_default=True, help="Documents the factuality selector keeps.")
-@click.option("--selectors", "selector_names", default=",".join(defaults.SELECTORS), show_default=True,
-              help="Bottom-up: the selectors to run, in order (comma-separated).")
-@click.option("--prune", type=click.Choice(["extractive", "llm"]), default="extractive", show_default=True,
-              help="Pruning: keep the sentences closest to the question, or ask the base LLM for a summary.")
-@click.option("--judge", type=click.Choice(defaults.JUDGES), default=defaults.JUDGE, show_default=True,
-              help="Factuality: judge support by agreement of what a document adds beyond the question with "
-                   "the evidence, by MiniLM similarity, by the base LLM's yes/no probabilities, or by both of those.")
-@click.option("--max-iterations", default=1, show_default=True, help="Top-down: rounds of asking for knowledge.")
-@click.option("--decide", type=click.Choice(["reply", "calibrated"]), default="reply", show_default=True,
-              help="Top-down: read Yes/No from the reply, or from P(yes) calibrated against a content-free question.")
-@click.option("--ensemble", is_flag=True, help="Top-down: ask three wordings of the yes/no question; follow the majority.")
-@click.option("--revise", default=None, metavar="UTILITY",
-              help="Verify the answer against the knowledge (knowledge-f1 or self-critique) and revise it when it fails.")
-@click.option("--revise-rounds", default=2, show_default=True, help="With --revise: answers after the first, at most.")
-@click.option("--seed", default=0, show_default=True, help="Sampling seed (repeatable runs).")
-@click.option("--no-cache", "cache", flag_value=False, default=True, help="Generate again instead of reusing cached documents.")
+@spec_options("mode", "cards", "model", "backend", "n1", "n2", "n3", "selectors", "prune", "judge", "max_iterations",
+              "decide", "ensemble", "revise", "revise_rounds", "seed", "cache")
 @click.option("--gate", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Thresholds from `kcard calibrate`: consult cards only when the subject is unpopular.")
 @click.option("--popularity", "popularity_name", default=None, help="The popularity table for --gate [default: the first installed].")
 @click.option("--json", "as_json", is_flag=True, help="Print the answer and its trace as JSON.")
 @click.option("--trace", "show_trace", is_flag=True, help="Print how the answer was made.")
-def ask(question: str, selector_names: str, gate: str | None, popularity_name: str | None, as_json: bool,
-        show_trace: bool, **options: Any) -> None:
+def ask(question: str, gate: str | None, popularity_name: str | None, as_json: bool, show_trace: bool,
+        **options: Any) -> None:
     """Answer QUESTION with knowledge from the installed cards."""
     from kcard_core.chains import build_chain
     from kcard_core.chains.base import question_of
 
-    question = question_of(question)  # checked before any model loads
-    chain = build_chain(**{**options, "cards": list(options["cards"]) or None,
-                           "selectors": tuple(name.strip() for name in selector_names.split(",") if name.strip())})
+    question = question_of(question)  # checked before any model loads, as the spec's settings are
+    spec = ChainSpec(**options)
+    chain = build_chain(spec)
     click.echo(f"kcard: {chain.mode} with {', '.join(c.name for c in chain.cards) or 'no cards'}…", err=True)
     if gate:
-        chain = gated(chain, gate, popularity_name, options)
+        chain = gated(chain, gate, popularity_name, spec)
     if as_json:
         result = chain.invoke(question)
         emit_json({"question": result["question"], "answer": result["answer"], "trace": result["trace"].to_dict()})
@@ -126,19 +101,10 @@ def ask(question: str, selector_names: str, gate: str | None, popularity_name: s
               help="The folder holding midtermqa/ and popqa/ [default: $KCARD_DATA, else the user data folder].")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="kcard-eval", show_default=True,
               help="Results go to OUT/DATASET/METHOD/ (results.json, predictions.jsonl with traces).")
-@click.option("--model", default=None, help="Base LLM: a GGUF path or a known name.")
-@click.option("--backend", default=None, help="Backend for cards and base LLM.")
-@click.option("--n1", default=defaults.N1, show_default=True)
-@click.option("--n2", default=defaults.N2, show_default=True)
-@click.option("--n3", default=defaults.N3, show_default=True)
-@click.option("--selectors", "selector_names", default=",".join(defaults.SELECTORS), show_default=True)
-@click.option("--decide", type=click.Choice(["reply", "calibrated"]), default="reply", show_default=True)
-@click.option("--revise", default=None, metavar="UTILITY", help="Verify-and-revise every answer with this utility.")
-@click.option("--ensemble", is_flag=True, help="Top-down: ask three wordings of the yes/no question; follow the majority.")
-@click.option("--seed", default=0, show_default=True)
+@spec_options("model", "backend", "n1", "n2", "n3", "selectors", "decide", "revise", "ensemble", "seed")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 def eval_command(dataset: str, methods: tuple[str, ...], cards: tuple[str, ...], limit: int | None,
-                 data: str | None, out_dir: str, selector_names: str, as_json: bool, **options: Any) -> None:
+                 data: str | None, out_dir: str, as_json: bool, **options: Any) -> None:
     """Evaluate methods on DATASET (midterm-openbook, midterm-2way, midterm-4way, popqa, or a .jsonl
     file of {"question", "answers"} lines): scores, timings, and every answer's trace."""
     from pathlib import Path
@@ -146,8 +112,8 @@ def eval_command(dataset: str, methods: tuple[str, ...], cards: tuple[str, ...],
     from kcard_core.evaluation.datasets import load_dataset
     from kcard_core.evaluation.run import chain_for, evaluate
 
+    options["selectors"] = ChainSpec(**options).selectors  # every setting checked before data or models load
     loaded = load_dataset(dataset, data)
-    options["selectors"] = tuple(name.strip() for name in selector_names.split(",") if name.strip())
     results = []
     for method in methods or ("vanilla", "bottom-up"):
         chain = chain_for(method, loaded, list(cards), **options)
@@ -203,7 +169,7 @@ def calibrate(dataset: str, with_method: str, without_method: str, runs: str, sp
                f"thresholds written to {out_file}")
 
 
-def gated(chain, thresholds_file: str, popularity_name: str | None, options: dict):
+def gated(chain, thresholds_file: str, popularity_name: str | None, spec: ChainSpec):
     """``chain`` behind a popularity gate; popular subjects are answered by the base LLM alone."""
     from pathlib import Path
 
@@ -219,7 +185,7 @@ def gated(chain, thresholds_file: str, popularity_name: str | None, options: dic
     thresholds = json.loads(Path(thresholds_file).read_text()).get("thresholds")
     if not isinstance(thresholds, dict):
         raise KcardError(f"{thresholds_file} holds no thresholds: write it with kcard calibrate")
-    alone = build_chain(**{**options, "mode": "vanilla", "cards": None})
+    alone = build_chain(spec, mode="vanilla", cards=None)
     return PopularityGate(chain, alone, tables[name], thresholds)
 
 

@@ -5,6 +5,9 @@ Each was chosen by measurement on MidtermQA's tuning split (questions 1-100) and
 the held-out questions (101-505): benchmarks/results/knowledge-lift-heldout.md.
 """
 
+MODES = ("bottom-up", "top-down-auto", "top-down-exp", "combined")  # how knowledge reaches the base LLM
+BASELINES = ("vanilla", "genread")  # the base LLM alone; the base LLM writing its own knowledge
+
 N1 = 1  # documents each LM card samples (retrieval and KG cards return one document of their best passages)
 N2 = 5  # documents the relevance selector keeps
 N3 = 1  # documents the factuality selector keeps (the paper: 3; this reader does best with one)

@@ -21,6 +21,8 @@ from typing import Any, Callable, Iterable
 from kcard_core.backends import Sampling
 from kcard_core.cards import Card
 from kcard_core.errors import KcardError
+from kcard_core.loading import load_object
+from kcard_core.text import one_line, split_options
 
 Triple = tuple[str, str, str]  # (head, relation, tail)
 EXTRACTORS = ("bfs", "policy")
@@ -262,18 +264,6 @@ class LinUCB:
 
 # -- the card ------------------------------------------------------------------------------------
 
-OPTIONS = re.compile(r"Options:\s*(.*)$", re.S)
-
-
-def split_options(query: str) -> tuple[str, list[str]]:
-    """("the question", ["choice", ...]) from "... Options: A. x; B. y." (the form kcard eval asks in)."""
-    match = OPTIONS.search(query)
-    if not match:
-        return query, []
-    choices = [re.sub(r"^[A-Z]\.\s*", "", part.strip()).strip(" .") for part in match[1].split(";")]
-    return query[:match.start()].strip(), [c for c in choices if c]
-
-
 class KGCard(Card):
     """A card that answers from a knowledge graph instead of writing.
 
@@ -292,10 +282,7 @@ class KGCard(Card):
     def graph(self) -> KnowledgeGraph:
         if "_graph" not in self.__dict__:
             if self.manifest.corpus:
-                module, _, function = self.manifest.corpus.partition(":")
-                import importlib
-
-                triples = getattr(importlib.import_module(module), function)()
+                triples = load_object(self.manifest.corpus)()
                 self.__dict__["_graph"] = KnowledgeGraph(triples)
             elif "triples" in self.manifest.artifacts:
                 self.__dict__["_graph"] = KnowledgeGraph.from_file(self.manifest.artifacts["triples"].resolve())
@@ -319,7 +306,8 @@ class KGCard(Card):
 
     def knowledge(self, query: str, arm: str, sampling: Sampling | None = None) -> str:
         """The facts the ``arm`` ("extractor/format") extracts for ``query``, as text."""
-        question, choices = split_options(query)
+        question, options = split_options(query)
+        choices = list(options.values())
         kg = self.graph()
         targets = [entity for choice in choices for entity in kg.ground(choice)]
         sources = [entity for entity in kg.ground(question) if entity not in targets]
@@ -334,7 +322,7 @@ class KGCard(Card):
             model, _ = self.model()
             written = self.backend.generate(model, DESCRIBE.format(facts=facts), n=1,
                                             sampling=sampling or Sampling(max_tokens=64, temperature=0.0))
-            return " ".join(written[0].split()) or facts
+            return one_line(written[0]) or facts
         return facts
 
     def write(self, query: str, n: int, sampling: Sampling) -> list[str]:

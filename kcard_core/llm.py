@@ -10,7 +10,7 @@ from langchain_core.language_models.llms import LLM
 from langchain_core.outputs import GenerationChunk
 from pydantic import ConfigDict
 
-from kcard_core.backends import Sampling
+from kcard_core.sampling import Sampling
 
 
 class BackendLLM(LLM):

@@ -8,14 +8,12 @@ through the ``register_utilities`` hook.
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any, Callable, Protocol
 
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from kcard_core.backends import yes_probability
-from kcard_core.evaluation.metrics import normalize
-from kcard_core.text import one_line
+from kcard_core.text import f1, one_line
 
 INCONSISTENT = "The response is inconsistent with the knowledge. Please generate again."
 
@@ -40,12 +38,7 @@ class KnowledgeF1:
         self.threshold = threshold
 
     def score(self, query: str, knowledge: str, response: str) -> tuple[float, str]:
-        said, known = normalize(response).split(), normalize(knowledge).split()
-        common = sum((Counter(said) & Counter(known)).values())
-        if not common:
-            return 0.0, INCONSISTENT
-        precision, recall = common / len(said), common / len(known)
-        return 2 * precision * recall / (precision + recall), INCONSISTENT
+        return f1(response, [knowledge]), INCONSISTENT
 
 
 class SelfCritique:
@@ -85,7 +78,13 @@ class VerifyAndRevise(Runnable[Any, dict]):
     def cards(self) -> list:
         return getattr(self.chain, "cards", [])
 
+    def get_name(self, suffix: str | None = None, *, name: str | None = None) -> str:
+        return super().get_name(suffix, name=name or f"kcard {self.mode}")
+
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> dict:
+        return self._call_with_config(self._invoke, input, config, run_type="chain")
+
+    def _invoke(self, input: Any, config: RunnableConfig) -> dict:
         result = self.chain.invoke(input, config)
         trace = result["trace"]
         knowledge = " ".join(doc["text"] for doc in trace.documents.values() if doc.get("used"))

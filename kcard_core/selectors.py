@@ -1,7 +1,8 @@
 """Selectors keep the documents that are relevant, brief and factual.
 
-A selector is a LangChain document compressor: ``compress_documents(documents, query)``. It writes
-its score into each document's ``metadata["scores"][name]`` so the trace can show every stage.
+A selector is a LangChain document compressor: ``compress_documents(documents, query)``, for any
+``Document``. It writes its score into each document's ``metadata["scores"][name]`` so the trace can
+show every stage; in a chain, each selector's step is a LangChain run named after it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from typing import Any, Sequence
 from langchain_core.callbacks import Callbacks
 from langchain_core.documents import Document
 from langchain_core.documents.compressor import BaseDocumentCompressor
+from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langchain_core.runnables.config import patch_config
 
 
 class Selector(BaseDocumentCompressor):
@@ -31,7 +34,15 @@ class Selector(BaseDocumentCompressor):
 
     def compress_documents(self, documents: Sequence[Document], query: str,
                            callbacks: Callbacks | None = None) -> Sequence[Document]:
-        return self.choose(self.score_documents(documents, query))
+        return self.step(documents, query, {"callbacks": callbacks})["kept"]
+
+    def step(self, documents: Sequence[Document], query: str, config: RunnableConfig | None) -> dict[str, list]:
+        """{"scored": every document scored, "kept": those chosen}, as one run named after the selector."""
+        def run(documents: list[Document]) -> dict[str, list]:
+            scored = self.score_documents(documents, query)
+            return {"scored": scored, "kept": self.choose(scored)}
+
+        return RunnableLambda(run).invoke(with_ids(documents), patch_config(config, run_name=self.name))
 
     def record(self, document: Document, score: float, **details: Any) -> Document:
         """A copy of ``document`` with this selector's score (and details) in its metadata."""
@@ -57,12 +68,13 @@ class SelectorPipeline(BaseDocumentCompressor):
 
     selectors: list[Selector]
 
-    def run(self, documents: Sequence[Document], query: str) -> tuple[list[Document], list[StageRecord]]:
+    def run(self, documents: Sequence[Document], query: str,
+            config: RunnableConfig | None = None) -> tuple[list[Document], list[StageRecord]]:
         stages = []
         for selector in self.selectors:
             started = time.perf_counter()
-            scored = selector.score_documents(documents, query)
-            documents = selector.choose(scored)
+            step = selector.step(documents, query, config)
+            scored, documents = step["scored"], step["kept"]
             stages.append(StageRecord(
                 selector=selector.name,
                 scores={doc.metadata["id"]: doc.metadata.get("scores", {}).get(selector.name) for doc in scored},
@@ -74,7 +86,16 @@ class SelectorPipeline(BaseDocumentCompressor):
 
     def compress_documents(self, documents: Sequence[Document], query: str,
                            callbacks: Callbacks | None = None) -> Sequence[Document]:
-        return self.run(documents, query)[0]
+        return self.run(documents, query, {"callbacks": callbacks})[0]
+
+
+def with_ids(documents: Sequence[Document]) -> list[Document]:
+    """The documents, each with a ``metadata["id"]`` (the trace's key): a card's documents have one;
+    another source's get their ``Document.id`` or their place in the list."""
+    return [doc if "id" in doc.metadata else
+            Document(page_content=doc.page_content, metadata={**doc.metadata, "id": doc.id or f"document#{index}"},
+                     id=doc.id)
+            for index, doc in enumerate(documents, start=1)]
 
 
 def lexical_similarity(query: str, texts: Sequence[str]) -> list[float]:

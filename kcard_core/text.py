@@ -8,7 +8,10 @@ winner's name that followed; `benchmarks/segmenters.py` compares it with pysbd a
 
 from __future__ import annotations
 
+import itertools
 import re
+import string
+from collections import Counter
 from pathlib import Path
 
 from kcard_core.errors import KcardError
@@ -19,6 +22,11 @@ ENDS = (".", "!", "?", '."', '?"', '!"', ".”", "?”", "!”", ".'", ".)")
 def one_line(text: str) -> str:
     """Collapse whitespace: a document can never start a line of its own in a prompt."""
     return " ".join(text.split())
+
+
+def text_of(output: object) -> str:
+    """The text of a LangChain model's output: plain LLMs return str, chat models a message."""
+    return output if isinstance(output, str) else str(getattr(output, "content", output))
 
 
 def sentences(text: str) -> list[str]:
@@ -84,3 +92,99 @@ def corpus_jsonl(documents: list[str]) -> str:
     import json
 
     return "".join(json.dumps({"text": text}, ensure_ascii=False) + "\n" for text in documents)
+
+
+# -- answers and multiple choice: one place for the chains, the cards and kcard eval -------------
+
+OPTIONS_MARK = " Options: "  # a multiple-choice question as asked: "Who won …? Options: A. X; B. Y."
+ARTICLES = re.compile(r"\b(a|an|the)\b")
+
+
+def without_options(question: str) -> str:
+    """What knowledge is written for: the question without its answer options (a card that reads
+    "A. Neil Parrott; B. David Trone" writes about the first name as if it were the answer)."""
+    return question.split(OPTIONS_MARK)[0]
+
+
+def split_options(question: str) -> tuple[str, dict[str, str]]:
+    """("Who won …?", {"A": "X", "B": "Y"}) from "Who won …? Options: A. X; B. Y."; no options when the
+    question is not in that form."""
+    stem, mark, listed = question.partition(OPTIONS_MARK)
+    listed = listed[:-1] if listed.endswith(".") else listed
+    options = [re.fullmatch(r"([A-Z])\. (.+)", part.strip()) for part in listed.split("; ")] if mark else []
+    if not options or not all(options):
+        return question, {}
+    return stem, {match[1]: match[2] for match in options}
+
+
+def parse_options(line: str, count: int | None = None) -> dict[str, str]:
+    """{"A": "Mike D. Rogers", "B": "Kathy Warner-Stanton"} from "A. Mike D. Rogers B. Kathy Warner-Stanton".
+
+    Labels run A, B, ... without a gap; each is found right to left as the last one before the next
+    label, so that a middle initial ("Mike D. Rogers") is not taken for option D.
+    """
+    line = " " + line.strip()
+    labels = list(itertools.takewhile(lambda label: f" {label}. " in line, "ABCDEFGH"[:count]))
+    options, end = {}, len(line)
+    for label in reversed(labels):
+        start = line.rfind(f" {label}. ", 0, end)
+        options[label] = line[start + 4:end].strip()
+        end = start
+    return dict(sorted(options.items()))
+
+
+def normalize(text: str) -> str:
+    """SQuAD's normalisation: lower case, no punctuation, no articles, single spaces."""
+    text = "".join(ch for ch in text.lower() if ch not in string.punctuation)
+    return " ".join(ARTICLES.sub(" ", text).split())
+
+
+def f1(prediction: str, answers: list[str]) -> float:
+    """The best token-overlap F1 against any gold answer."""
+    predicted = normalize(prediction).split()
+    best = 0.0
+    for answer in answers:
+        gold = normalize(answer).split()
+        common = sum((Counter(predicted) & Counter(gold)).values())
+        if common:
+            precision, recall = common / len(predicted), common / len(gold)
+            best = max(best, 2 * precision * recall / (precision + recall))
+    return best
+
+
+def _named(prediction: str, options: dict[str, str]) -> list[str]:
+    """The options whose names the prediction contains, in the order it names them; a name inside
+    another named one ("John Smith" in "John Smith Jr.") is not a second choice."""
+    lowered = normalize(prediction)
+    found = {key: normalize(name) for key, name in options.items()}
+    found = {key: name for key, name in found.items() if name and name in lowered}
+    named = [key for key, name in found.items() if not any(name != other and name in other for other in found.values())]
+    return sorted(named, key=lambda key: lowered.index(found[key]))
+
+
+def _closest(prediction: str, options: dict[str, str], at_least: float) -> str | None:
+    """The option whose name has the best token F1 with the prediction, if that F1 exceeds ``at_least``."""
+    scores = {key: f1(prediction, [name]) for key, name in options.items()}
+    best = max(scores, key=scores.get, default=None)
+    return best if best is not None and scores[best] > at_least else None
+
+
+def named_option(prediction: str, options: dict[str, str]) -> str | None:
+    """The option a free answer names ("Mike Rogers" names "Mike D. Rogers"); None when it names none.
+    Letters do not count: this reads answers given without the options in sight."""
+    named = _named(prediction, options)
+    return named[0] if named else _closest(prediction, options, at_least=0.5)
+
+
+def choose_option(prediction: str, options: dict[str, str]) -> str | None:
+    """The option a free-text prediction picks: the one option whose name it contains (a name outweighs
+    a letter small models put first by habit, as in "A. <option B's name>"), else a leading label
+    ("B", "B.", "(B)"), else the first option it names, else the option with the best token F1, else None."""
+    text = prediction.strip()
+    named = _named(text, options)
+    if len(named) == 1:
+        return named[0]
+    label = re.match(r"^\(?([A-Z])\)?(?:[.):\s]|$)", text)
+    if label and label[1] in options:
+        return label[1]
+    return named[0] if named else _closest(text, options, at_least=0.0)

@@ -58,6 +58,23 @@ def test_bad_input_gets_one_line_and_a_nonzero_exit(args, message):
     assert "Traceback" not in result.output and result.output.count("\n") == 1
 
 
+@pytest.mark.parametrize("args", [["ask", "Who?", "--n1", "0"], ["ask", "Who?", "--n3", "101"],
+                                  ["eval", "popqa", "--n2", "0"], ["ask", "Who?", "--judge", "oracle"]])
+def test_settings_out_of_range_are_refused_before_anything_loads(args):
+    result = run(*args)
+    assert result.exit_code == 2 and "Invalid value for" in result.output
+
+
+def test_a_chain_spec_checks_every_setting():
+    from kcard_core.errors import KcardError
+    from kcard_core.spec import ChainSpec
+
+    assert ChainSpec(cards=[], selectors="relevance, factuality") == ChainSpec()
+    for bad in ({"n1": 0}, {"max_iterations": 21}, {"decide": "maybe"}, {"mode": "sideways"}):
+        with pytest.raises(KcardError, match=next(iter(bad))):
+            ChainSpec(**bad)
+
+
 def test_no_cards_installed_says_how_to_get_one():
     result = run("ask", "Who?", KCARD_LOAD_PLUGINS="")
     assert result.exit_code == 1 and "no knowledge cards are installed: install one" in result.output

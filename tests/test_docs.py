@@ -19,6 +19,14 @@ def test_every_hook_is_documented_with_its_signature():
     assert documented == specs
 
 
+def test_every_environment_variable_is_documented():
+    code = [path for folder in ("kcard_core", "plugins") for path in (ROOT / folder).rglob("*.py")
+            if "tests" not in path.parts]
+    used = {name for path in code for name in re.findall(r"KCARD_[A-Z_]+", path.read_text())}
+    documented = set(re.findall(r"^\| `(KCARD_[A-Z_]+)` \|", (ROOT / "docs" / "concepts.md").read_text(), flags=re.M))
+    assert used == documented
+
+
 def test_cli_reference_matches_the_help_output():
     from cli_reference import OUT, reference
 

@@ -7,10 +7,10 @@ import sys
 import pytest
 
 from kcard_core.errors import KcardError
-from kcard_core.evaluation.datasets import load_dataset, parse_options
-from kcard_core.chains.prompts import split_options
-from kcard_core.evaluation.metrics import choose_option, contains_answer, exact_match, f1, named_option, normalize
+from kcard_core.evaluation.datasets import load_dataset
+from kcard_core.evaluation.metrics import contains_answer, exact_match
 from kcard_core.evaluation.run import evaluate, summarise
+from kcard_core.text import choose_option, f1, named_option, normalize, parse_options, split_options
 from kcard_core.trace import Trace
 
 

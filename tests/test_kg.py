@@ -3,9 +3,9 @@
 import random
 
 from kcard_core.cards import Card, CardManifest
-from kcard_core.kg import (ARMS, KGCard, KnowledgeGraph, LinUCB, PathPolicy, as_sentences, as_triples, bfs_paths,
-                           split_options)
+from kcard_core.kg import ARMS, KGCard, KnowledgeGraph, LinUCB, PathPolicy, as_sentences, as_triples, bfs_paths
 from kcard_core.plugins import load_registry
+from kcard_core.text import split_options
 
 TRIPLES = [("Germany", "borders", "Austria"), ("Austria", "has_capital", "Vienna"), ("Germany", "has_capital", "Berlin"),
            ("Peru", "has_capital", "Lima"), ("Germany", "is_in", "Western Europe"), ("Austria", "is_in", "Central Europe"),
@@ -16,7 +16,7 @@ QUESTION = "Which of these cities is the capital of a country that borders Germa
 def test_grounding_takes_the_longest_names_in_any_case():
     kg = KnowledgeGraph(TRIPLES)
     assert kg.ground("is western europe near germany?") == ["Western Europe", "Germany"]
-    assert split_options(f"{QUESTION} Options: A. Vienna; B. Lima.") == (QUESTION, ["Vienna", "Lima"])
+    assert split_options(f"{QUESTION} Options: A. Vienna; B. Lima.") == (QUESTION, {"A": "Vienna", "B": "Lima"})
 
 
 def test_bfs_finds_two_hop_paths_to_the_choices():

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
+
+from langchain_core.language_models import BaseLanguageModel
 
 from kcard_core.backends import Sampling, yes_probability
 from kcard_core.cache import GenerationCache
@@ -12,89 +15,88 @@ from kcard_core.chains.bottom_up import BottomUp
 from kcard_core.chains.top_down import Combined, TopDown
 from kcard_core import defaults
 from kcard_core.config import load_settings
+from kcard_core.defaults import BASELINES, MODES
 from kcard_core.errors import KcardError
 from kcard_core.models import model_artifact
 from kcard_core.plugins import NO_CARDS_MESSAGE, Registry, get_registry
+from kcard_core.spec import ChainSpec
 
-MODES = ("bottom-up", "top-down-auto", "top-down-exp", "combined")
-BASELINES = ("vanilla", "genread")  # the base LLM alone; the base LLM writing its own knowledge
 
 __all__ = ["BASELINES", "MODES", "BottomUp", "Combined", "GenRead", "KnowledgeChain", "TopDown", "Vanilla", "build_chain"]
 
 
-def build_chain(mode: str | None = None, *, cards: list[str] | None = None, model: str | None = None,
-                backend: str | None = None, n1: int = defaults.N1, n2: int = defaults.N2, n3: int = defaults.N3,
-                seed: int | None = 0,
-                max_iterations: int = 1, decide: str = "reply", ensemble: bool = False,
-                selectors: tuple[str, ...] = defaults.SELECTORS, prune: str = "extractive", judge: str = defaults.JUDGE,
-                cache: bool = True,
-                examples: list[dict] | None = None, revise: str | None = None, revise_rounds: int = 2,
-                settings: dict[str, Any] | None = None, registry: Registry | None = None) -> KnowledgeChain:
+def build_chain(spec: ChainSpec | str | None = None, *, examples: list[dict] | None = None,
+                llm: BaseLanguageModel | None = None, settings: dict[str, Any] | None = None,
+                registry: Registry | None = None, **changes: Any) -> KnowledgeChain:
     """A ready chain: the base LLM, the named (default: all) cards and the selectors, all from plugins.
 
-    What the arguments leave out comes from ``settings`` (default: the user's config.toml): ``mode``,
+    ``spec``: a :class:`~kcard_core.spec.ChainSpec` (every setting, documented there), or just its
+    mode; ``changes`` set any of its fields (``build_chain("bottom-up", cards=["countries"], n1=2)``).
+    ``llm``: any LangChain LLM or chat model as the base LLM (a ``ChatOpenAI``, say) instead of
+    ``model`` on a kcard backend. It sees kcard's prompts as text; what needs the base LLM's
+    next-token log-probabilities (``judge`` "llm" or "both", ``decide`` "calibrated", the
+    "self-critique" utility) needs a kcard backend's model instead. ``examples``: in-context
+    examples in the chain's format (default: its own).
+
+    What the spec leaves out comes from ``settings`` (default: the user's config.toml): ``mode``,
     ``model`` and ``backend`` at the top level, ``[backends.NAME]`` for a backend (an endpoint, a
     device) and ``[cards.NAME]`` for one card (its ``backend`` and that backend's settings).
-    ``decide`` (top-down): "reply" reads Yes/No from the base LLM's reply; "calibrated" compares
-    P(yes) with its value for a content-free question (see TopDown); ``ensemble``: ask the paper's
-    three yes/no templates and follow the majority. ``prune``: "extractive" or "llm" (the base LLM
-    summarises). ``judge`` (factuality): "agreement", "embedding", "llm" or "both".
-    ``cache``: reuse seeded card generations from the on-disk cache. ``examples``: in-context
-    examples in the chain's format (default: its own). ``mode`` "combined": top-down whose chosen step
-    runs bottom-up over the best-matching cards. ``mode`` may also be a baseline: "vanilla"
-    or "genread" (no cards). ``revise``: a utility name ("knowledge-f1", "self-critique" or a
-    plugin's) to verify the answer against the knowledge and revise it up to ``revise_rounds`` times.
     """
+    spec = replace(spec if isinstance(spec, ChainSpec) else ChainSpec(mode=spec), **changes)
     settings = load_settings() if settings is None else settings
-    mode = mode or settings.get("mode", "bottom-up")
+    mode = spec.mode or settings.get("mode", "bottom-up")
     if mode not in MODES + BASELINES:
-        raise KcardError(f"unknown mode {mode!r}; choose one of {', '.join(MODES + BASELINES)}")
-    if decide not in ("reply", "calibrated"):
-        raise KcardError(f"unknown decide {decide!r}; choose reply or calibrated")
+        raise KcardError(f"unknown mode {mode!r} in config.toml; choose one of {', '.join(MODES + BASELINES)}")
     registry = registry or get_registry()
-    chosen = [registry.card(name) for name in cards] if cards else list(registry.cards.values())
+    chosen = [registry.card(name) for name in spec.cards] if spec.cards else list(registry.cards.values())
     if not chosen and mode not in BASELINES:
         raise KcardError(NO_CARDS_MESSAGE)
     backend_settings = settings.get("backends", {})
-    model_name, artifact = model_artifact(model or settings.get("model"))
-    engine = registry.backend(backend or settings.get("backend"))
-    model_ref = engine.locate(artifact, backend_settings.get(engine.name, {}))
-    llm = engine.language_model(model_ref, Sampling(max_tokens=32, temperature=0.0, seed=seed))
-    # yes/no judgements (factuality, calibrated top-down, self-critique) use the base LLM: it is loaded already
-    logprobs = lambda prompt: engine.next_token_logprobs(model_ref, prompt)  # noqa: E731
-    common = dict(model_name=model_name, seed=seed, examples=examples)
+    if llm is None:
+        model_name, artifact = model_artifact(spec.model or settings.get("model"))
+        engine = registry.backend(spec.backend or settings.get("backend"))
+        model_ref = engine.locate(artifact, backend_settings.get(engine.name, {}))
+        llm = engine.language_model(model_ref, Sampling(max_tokens=32, temperature=0.0, seed=spec.seed))
+        # yes/no judgements (factuality, calibrated top-down, self-critique) use the base LLM: it is loaded
+        logprobs = lambda prompt: engine.next_token_logprobs(model_ref, prompt)  # noqa: E731
+    else:
+        if spec.judge in ("llm", "both") or spec.decide == "calibrated" or spec.revise == "self-critique":
+            raise KcardError("judge llm/both, decide calibrated and self-critique read the base LLM's "
+                             "next-token log-probabilities: pass model= (a kcard backend's model), not llm=")
+        model_name, logprobs = getattr(llm, "model_name", None) or llm.get_name(), None
+    common = dict(model_name=model_name, seed=spec.seed, examples=examples)
     if mode in BASELINES:
         chain = (Vanilla if mode == "vanilla" else GenRead)(llm, **common)
-        return with_revision(chain, revise, revise_rounds, logprobs, registry)
-    generation_cache = GenerationCache() if cache else None
+        return with_revision(chain, spec.revise, spec.revise_rounds, logprobs, registry)
+    generation_cache = GenerationCache() if spec.cache else None
 
     def bind(card):  # per call > per card > default
         own = settings.get("cards", {}).get(card.name, {})
-        card_engine = registry.backend(backend or own.get("backend") or settings.get("backend"))
+        card_engine = registry.backend(spec.backend or own.get("backend") or settings.get("backend"))
         return card.with_backend(card_engine, {**backend_settings.get(card_engine.name, {}), **own}, generation_cache)
 
     chosen = [bind(card) for card in chosen]
     # evidence: the corpora plugins register, and the text each card carries as its own evidence
     evidence = {**registry.evidence, **{f"card {card.name}": load for card in registry.cards.values()
                                         if (load := card.evidence)}}
-    options = {"relevance": {"top_n": n2}, "pruning": {"method": prune, "llm": llm},
-               "factuality": {"top_n": n3, "seed": seed, "judge": judge, "logprobs": logprobs,
+    options = {"relevance": {"top_n": spec.n2}, "pruning": {"method": spec.prune, "llm": llm},
+               "factuality": {"top_n": spec.n3, "seed": spec.seed, "judge": spec.judge, "logprobs": logprobs,
                               "evidence": evidence}}
-    common["n1"] = n1
-    stages = [registry.selector(name, **options.get(name, {})) for name in selectors]
+    common["n1"] = spec.n1
+    stages = [registry.selector(name, **options.get(name, {})) for name in spec.selectors]
     if mode == "bottom-up":
         chain = BottomUp(llm, chosen, stages, **common)
     else:
         factuality = registry.selector("factuality", **options["factuality"])
         relevance = registry.selector("relevance") if "relevance" in registry.selectors else None
-        calibrated = (lambda prompt: yes_probability(logprobs(prompt))) if decide == "calibrated" else None
+        calibrated = (lambda prompt: yes_probability(logprobs(prompt))) if spec.decide == "calibrated" else None
         top_down = dict(similarity=getattr(relevance, "similarities", None), yes_probability=calibrated,
-                        ensemble=ensemble, max_iterations=max_iterations, **common)
+                        ensemble=spec.ensemble, max_iterations=spec.max_iterations, **common)
         if mode == "combined":
             chain = Combined(llm, chosen, factuality, selectors=stages, **top_down)
         else:
             chain = TopDown(llm, chosen, factuality, explicit=mode == "top-down-exp", **top_down)
-    return with_revision(chain, revise, revise_rounds, logprobs, registry)
+    return with_revision(chain, spec.revise, spec.revise_rounds, logprobs, registry)
 
 
 def with_revision(chain: KnowledgeChain, utility: str | None, rounds: int, logprobs, registry: Registry):

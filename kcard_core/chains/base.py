@@ -3,25 +3,20 @@
 from __future__ import annotations
 
 from abc import abstractmethod
-from typing import Any, Iterator
+from typing import Any, AsyncIterator, Iterator
 
+from langchain_core.callbacks import CallbackManagerForChainRun
 from langchain_core.documents import Document
 from langchain_core.language_models import BaseLanguageModel
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
+from langchain_core.runnables.config import patch_config, run_in_executor
 
-from kcard_core.chains.prompts import split_options, without_options
 from kcard_core.config import limit
 from kcard_core.errors import KcardError
-from kcard_core.evaluation.metrics import named_option
-from kcard_core.text import one_line
+from kcard_core.text import named_option, one_line, split_options, text_of, without_options
 from kcard_core.trace import Trace
 
 ANSWER_STOP = ["\n"]  # every prompt segment is one line, so is the answer
-
-
-def text_of(output: Any) -> str:
-    """The text of an LLM's output (plain LLMs return str, chat models a message)."""
-    return output if isinstance(output, str) else getattr(output, "content", str(output))
 
 
 def question_of(input: Any) -> str:
@@ -41,7 +36,11 @@ def question_of(input: Any) -> str:
 
 
 class KnowledgeChain(Runnable[Any, dict]):
-    """A chain: a question (str or {"question": ...}) in; {"question", "answer", "trace"} out."""
+    """A chain: a question (str or {"question": ...}) in; {"question", "answer", "trace"} out.
+
+    Each question is one LangChain run named after the mode ("kcard bottom-up"), whose children are
+    the runs of the cards (named after each card), the selectors and the base LLM.
+    """
 
     mode = ""
     cards: list = []  # the cards it may consult: none for the baselines (vanilla, genread)
@@ -84,7 +83,13 @@ class KnowledgeChain(Runnable[Any, dict]):
                 return f"{key}. {options[key]}"
         return self.ask(trace.prompt, config)
 
+    def get_name(self, suffix: str | None = None, *, name: str | None = None) -> str:
+        return super().get_name(suffix, name=name or f"kcard {self.mode}")
+
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> dict:
+        return self._call_with_config(self._invoke, input, config, run_type="chain")
+
+    def _invoke(self, input: Any, run_manager: CallbackManagerForChainRun, config: RunnableConfig) -> dict:
         question, trace = self._start(input, config)
         with trace.timer("answer"):
             trace.answer = self.answer(question, trace, config)
@@ -93,8 +98,13 @@ class KnowledgeChain(Runnable[Any, dict]):
     def stream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Iterator[dict]:
         """Yields {"answer": chunk} as the base LLM writes, then {"trace": trace}. A multiple-choice
         answer comes in one piece (it is matched to an option first)."""
+        yield from self._transform_stream_with_config(iter([input]), self._stream, config, run_type="chain")
+
+    def _stream(self, inputs: Iterator[Any], run_manager: CallbackManagerForChainRun,
+                config: RunnableConfig) -> Iterator[dict]:
+        input = next(inputs)
         if split_options(question_of(input))[1]:
-            result = self.invoke(input, config)
+            result = self._invoke(input, run_manager, config)
             yield {"answer": result["answer"]}
             yield {"trace": result["trace"]}
             return
@@ -109,6 +119,12 @@ class KnowledgeChain(Runnable[Any, dict]):
         trace.answer = "".join(pieces).strip()
         yield {"trace": trace}
 
+    async def astream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> AsyncIterator[dict]:
+        """What :meth:`stream` yields, chunk by chunk (the models run in a worker thread)."""
+        chunks, done = self.stream(input, config), object()
+        while (chunk := await run_in_executor(config, next, chunks, done)) is not done:
+            yield chunk
+
     def run_cards(self, cards: list, question: str, n: int, trace: Trace,
                   config: RunnableConfig | None) -> list[Document]:
         """Every card writes ``n`` documents, concurrently up to ``config['max_concurrency']``.
@@ -117,8 +133,10 @@ class KnowledgeChain(Runnable[Any, dict]):
         and repeats are dropped (and marked in the trace).
         """
         query = without_options(question)
-        write = RunnableLambda(lambda card: card.generate(query, n, seed=self.seed), name="card")
-        results = write.batch(cards, config, return_exceptions=True)
+        write = RunnableLambda(lambda card: card.generate(query, n, seed=self.seed))
+        # one run per card, named after it
+        results = write.batch(cards, [patch_config(config, run_name=card.name) for card in cards],
+                              return_exceptions=True)
         documents, seen = [], {}
         for card, result in zip(cards, results):
             if isinstance(result, Exception):
@@ -126,7 +144,7 @@ class KnowledgeChain(Runnable[Any, dict]):
                 continue
             trace.add_documents(result)
             for doc in result:  # low-temperature samples often repeat: a copy adds nothing but length
-                key = " ".join(doc.page_content.lower().split())
+                key = one_line(doc.page_content.lower())
                 if not key:
                     trace.documents[doc.metadata["id"]]["dropped"] = "empty"
                 elif key in seen:

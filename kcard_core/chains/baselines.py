@@ -9,8 +9,8 @@ from __future__ import annotations
 from langchain_core.runnables import RunnableConfig
 
 from kcard_core.chains.base import KnowledgeChain
-from kcard_core.chains.prompts import BOTTOM_UP_EXAMPLES, GENREAD, bottom_up_prompt, without_options
-from kcard_core.text import one_line
+from kcard_core.chains.prompts import BOTTOM_UP_EXAMPLES, GENREAD, bottom_up_prompt
+from kcard_core.text import one_line, text_of, without_options
 from kcard_core.trace import Trace
 
 
@@ -38,7 +38,7 @@ class GenRead(KnowledgeChain):
         with trace.timer("generate-then-read"):
             prompt = GENREAD.format(question=one_line(without_options(question))) + "\n"
             document = self.llm.invoke(prompt, config=config, max_tokens=self.DOCUMENT_TOKENS)
-        document = one_line(getattr(document, "content", document))
+        document = one_line(text_of(document))
         trace.documents["genread#1"] = {"card": None, "text": document, "stages": {}, "used": True}
         trace.cards = [{"card": "(base LLM)", "why": "GenRead: the base LLM writes its own background document"}]
         return bottom_up_prompt(question, [document], self.examples)

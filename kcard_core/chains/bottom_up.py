@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from langchain_core.documents import Document
 from langchain_core.runnables import RunnableConfig
 
 from kcard_core import defaults
 from kcard_core.chains.base import KnowledgeChain
-from kcard_core.chains.prompts import BOTTOM_UP_EXAMPLES, bottom_up_prompt, without_options
+from kcard_core.chains.prompts import BOTTOM_UP_EXAMPLES, bottom_up_prompt
+from kcard_core.text import without_options
 from kcard_core.selectors import SelectorPipeline
 from kcard_core.trace import Trace
 
@@ -23,12 +25,17 @@ class BottomUp(KnowledgeChain):
         self.examples = BOTTOM_UP_EXAMPLES if examples is None else examples
 
     def prepare(self, question: str, trace: Trace, config: RunnableConfig | None) -> str:
+        kept = self.knowledge(question, trace, config)
+        return bottom_up_prompt(question, [doc.page_content for doc in kept], self.examples)
+
+    def knowledge(self, question: str, trace: Trace, config: RunnableConfig | None) -> list[Document]:
+        """The documents that reach the prompt: every card writes, the selectors filter."""
         trace.cards = [{"card": card.name, "why": "bottom-up asks every active card"} for card in self.cards]
         with trace.timer("cards"):
             documents = self.run_cards(self.cards, question, self.n1, trace, config)
-        kept, stages = self.pipeline.run(documents, without_options(question))
+        kept, stages = self.pipeline.run(documents, without_options(question), config)
         for stage in stages:
             trace.seconds[stage.selector] = stage.seconds
             trace.add_stage(stage.selector, stage.scores, stage.kept, stage.texts, stage.details)
         trace.mark_used(kept)
-        return bottom_up_prompt(question, [doc.page_content for doc in kept], self.examples)
+        return kept

@@ -5,10 +5,7 @@ Every segment sits on its own line so that the base LLM's reply to each one ends
 
 from __future__ import annotations
 
-import re
-
 from kcard_core.config import limit
-from kcard_core.evaluation.datasets import OPTIONS_MARK
 from kcard_core.text import one_line
 
 NEED_MORE = "Do you need more information? (Yes or No)"
@@ -19,23 +16,6 @@ WHAT_KIND = "What kind of information do you need?"
 # the paper's sentence, then a cue: after a bare "." small LLMs start a new line, which ends the reply
 CHOOSE_SOURCE = "Choose an information source from the following: {sources}.\nSource:"
 GENREAD = "Generate a background document from Wikipedia to answer the given question. {question}"
-
-
-def without_options(question: str) -> str:
-    """What knowledge is written for: the question without its answer options (a card that reads
-    "A. Neil Parrott; B. David Trone" writes about the first name as if it were the answer)."""
-    return question.split(OPTIONS_MARK)[0]
-
-
-def split_options(question: str) -> tuple[str, dict[str, str]]:
-    """("Who won …?", {"A": "X", "B": "Y"}) from "Who won …? Options: A. X; B. Y."; no options when the
-    question is not in that form."""
-    stem, mark, listed = question.partition(OPTIONS_MARK)
-    listed = listed[:-1] if listed.endswith(".") else listed
-    options = [re.fullmatch(r"([A-Z])\. (.+)", part.strip()) for part in listed.split("; ")] if mark else []
-    if not options or not all(options):
-        return question, {}
-    return stem, {match[1]: match[2] for match in options}
 
 
 # Bottom-up demonstrations: question, knowledge, the question again, short answer. Small readers

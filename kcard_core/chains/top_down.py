@@ -15,12 +15,11 @@ from langchain_core.runnables import RunnableConfig
 from kcard_core import defaults
 from kcard_core.chains.base import KnowledgeChain
 from kcard_core.chains.prompts import (BOTTOM_UP_EXAMPLES, CHOOSE_SOURCE, NEED_MORE, NEED_MORE_TEMPLATES,
-                                       TOP_DOWN_EXAMPLES, WHAT_KIND, bottom_up_prompt, top_down_start,
-                                       without_options)
+                                       TOP_DOWN_EXAMPLES, WHAT_KIND, bottom_up_prompt, top_down_start)
 from kcard_core.config import limit
 from kcard_core.errors import KcardError
 from kcard_core.selectors import SelectorPipeline, lexical_similarity
-from kcard_core.text import one_line
+from kcard_core.text import one_line, without_options
 from kcard_core.trace import Trace
 
 Similarity = Callable[[str, Sequence[str]], list[float]]
@@ -176,8 +175,8 @@ class TopDown(KnowledgeChain):
         if not documents:
             return None
         with trace.timer(self.factuality.name):
-            scored = self.factuality.score_documents(documents, without_options(question))
-        best = self.factuality.choose(scored)[0]  # near-ties go to the card's own first document
+            step = self.factuality.step(documents, without_options(question), config)
+        scored, best = step["scored"], step["kept"][0]  # near-ties go to the card's own first document
         name = self.factuality.name
         trace.add_stage(name, {d.metadata["id"]: d.metadata["scores"][name] for d in scored}, [best.metadata["id"]],
                         details={d.metadata["id"]: d.metadata.get(name, {}) for d in scored})
@@ -208,7 +207,7 @@ class Combined(TopDown):
                         for name in pool]
         with trace.timer("cards"):
             documents = self.run_cards([self.by_name[n] for n in pool], question, self.n1, trace, config)
-        kept, stages = self.pipeline.run(documents, without_options(question))
+        kept, stages = self.pipeline.run(documents, without_options(question), config)
         for stage in stages:
             trace.add_stage(stage.selector, stage.scores, stage.kept, stage.texts, stage.details)
         trace.mark_used(kept)

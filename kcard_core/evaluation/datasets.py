@@ -6,7 +6,6 @@ Nothing is committed: the files are read from --data, $KCARD_DATA, or the user's
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 from dataclasses import dataclass, field
@@ -15,8 +14,8 @@ from typing import Any
 
 from kcard_core.config import data_dir, user_data_dir
 from kcard_core.errors import KcardError
+from kcard_core.text import OPTIONS_MARK, parse_options
 
-OPTIONS_MARK = " Options: "  # a multiple-choice question as asked: "Who won …? Options: A. X; B. Y."
 
 # name -> (file under the data folder, kind)
 DATASETS = {
@@ -76,22 +75,6 @@ def load_dataset(name: str, data: str | Path | None = None) -> Dataset:
 
 def _open(item: dict) -> Example:
     return Example(str(item["id"]), item["question"], [item["answer"]])
-
-
-def parse_options(line: str, count: int | None = None) -> dict[str, str]:
-    """{"A": "Mike D. Rogers", "B": "Kathy Warner-Stanton"} from "A. Mike D. Rogers B. Kathy Warner-Stanton".
-
-    Labels run A, B, ... without a gap; each is found right to left as the last one before the next
-    label, so that a middle initial ("Mike D. Rogers") is not taken for option D.
-    """
-    line = " " + line.strip()
-    labels = list(itertools.takewhile(lambda label: f" {label}. " in line, "ABCDEFGH"[:count]))
-    options, end = {}, len(line)
-    for label in reversed(labels):
-        start = line.rfind(f" {label}. ", 0, end)
-        options[label] = line[start + 4:end].strip()
-        end = start
-    return dict(sorted(options.items()))
 
 
 def _choice(item: dict, count: int | None) -> Example:

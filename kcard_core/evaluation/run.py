@@ -11,12 +11,14 @@ from typing import Any, Iterable
 
 import click
 
+from kcard_core import defaults
 from kcard_core.config import write_atomically
 from kcard_core.evaluation.datasets import Dataset, Example
-from kcard_core.evaluation.metrics import choose_option, contains_answer, exact_match, f1, normalize
+from kcard_core.evaluation.metrics import contains_answer, exact_match
+from kcard_core.text import choose_option, f1, normalize
 
 # "retrieval": bottom-up over the retrieval cards only (BM25 passages instead of written documents)
-METHODS = ("vanilla", "genread", "retrieval", "bottom-up", "top-down-auto", "top-down-exp", "combined")
+METHODS = (*defaults.BASELINES, "retrieval", *defaults.MODES)
 
 
 def score(dataset: Dataset, example: Example, prediction: str) -> dict[str, Any]:

@@ -15,7 +15,7 @@ import sys
 from functools import lru_cache
 from pathlib import Path
 
-from kcard_core.evaluation.datasets import parse_options
+from kcard_core.text import parse_options
 
 RACES = Path(__file__).with_name("races.jsonl")
 QUESTION = re.compile(r"Who won the (?P<race>.+?) in the 2022 U\.S\. midterm elections\?")

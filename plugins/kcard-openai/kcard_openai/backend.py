@@ -20,6 +20,7 @@ from typing import Any, Iterator
 
 from kcard_core.backends import Backend, BackendStatus, Sampling
 from kcard_core.errors import KcardError
+from kcard_core.text import text_of
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,7 @@ class OpenAIBackend(Backend):
             seed = None if sampling.seed is None else sampling.seed + index
             output = self.client(model, Sampling(**{**sampling.__dict__, "seed": seed}), chat).invoke(
                 prompt, stop=list(sampling.stop) or None)
-            texts.append(output if isinstance(output, str) else output.content)
+            texts.append(text_of(output))
         return texts
 
     def stream(self, model: Endpoint, prompt: str, sampling: Sampling) -> Iterator[str]:

@@ -4,9 +4,8 @@ Registration must stay cheap (``kcard selectors list`` loads every plugin), so e
 imports its selector class only when a selector is built.
 """
 
-import importlib
-
 from kcard_core.hookspecs import hookimpl
+from kcard_core.loading import load_object
 
 SELECTORS = {
     "relevance": ("kcard_selectors.relevance:RelevanceSelector",
@@ -20,8 +19,7 @@ SELECTORS = {
 
 def lazy_factory(target: str, doc: str):
     def build(**options):
-        module, _, name = target.partition(":")
-        return getattr(importlib.import_module(module), name)(**options)
+        return load_object(target)(**options)
 
     build.__doc__, build.__qualname__, build.__module__ = doc, target.partition(":")[2], target.partition(":")[0]
     return build

@@ -11,8 +11,9 @@ from typing import Any, Literal, Sequence
 
 from langchain_core.documents import Document
 
-from kcard_core.retrieval import sentences
+from kcard_core.text import sentences
 from kcard_core.selectors import Selector
+from kcard_core.text import text_of
 from kcard_selectors import encoder
 
 SUMMARY_PROMPT = "Summarize the following text in one sentence.\nText: {text}\nSummary:"
@@ -63,5 +64,5 @@ class PruningSelector(Selector):
         if self.llm is None:
             raise ValueError("PruningSelector(method='llm') needs llm=<a LangChain language model>")
         output = self.llm.invoke(SUMMARY_PROMPT.format(text=text), stop=["\n"])
-        summary = (output if isinstance(output, str) else output.content).strip()
+        summary = text_of(output).strip()
         return summary or text

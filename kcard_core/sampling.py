@@ -1,0 +1,16 @@
+"""How a backend samples: one small value shared by backends, cards and the base LLM's wrapper."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """How to sample: the paper's cards use temperature 0.1; a seed makes runs repeatable."""
+
+    max_tokens: int = 64
+    temperature: float = 0.1
+    seed: int | None = 0
+    stop: tuple[str, ...] = ()
+    repeat_penalty: float = 1.0  # > 1 keeps tiny models from looping on one sentence

@@ -1,0 +1,97 @@
+"""Every setting a chain takes, in one place: its default, its allowed values and its help.
+
+``build_chain`` reads a :class:`ChainSpec`; ``kcard ask`` and ``kcard eval`` generate their options
+from its fields (:func:`spec_options`), so a setting is declared once, and every value is checked
+when the spec is made: before any model loads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any, Callable
+
+from kcard_core import defaults
+from kcard_core.errors import KcardError
+from kcard_core.models import DEFAULT_MODEL
+
+
+def setting(default: Any, help: str, *, choices: tuple[str, ...] | None = None, low: int | None = None,
+            high: int | None = None, option: str | None = None) -> Any:
+    """A field of ChainSpec with what the CLI shows and what a value must be."""
+    return field(default=default, metadata={"help": help, "choices": choices, "low": low, "high": high,
+                                            "option": option})
+
+
+@dataclass(frozen=True)
+class ChainSpec:
+    mode: str | None = setting(None, "How knowledge reaches the base LLM (vanilla: none; genread: the base LLM "
+                                     "writes its own) [default: bottom-up, or 'mode' in config.toml].",
+                               choices=defaults.MODES + defaults.BASELINES)
+    cards: tuple[str, ...] | None = setting(None, "Use only this card (repeatable) [default: all].", option="--card")
+    model: str | None = setting(None, f"Base LLM: a GGUF path or a known name [default: {DEFAULT_MODEL}].")
+    backend: str | None = setting(None, "Backend for cards and base LLM [default: per card in config.toml, "
+                                        "else llama-cpp].")
+    n1: int = setting(defaults.N1, "Documents each LM card samples (retrieval and KG cards return one document "
+                                   "of their best passages).", low=1, high=20)
+    n2: int = setting(defaults.N2, "Documents the relevance selector keeps.", low=1, high=100)
+    n3: int = setting(defaults.N3, "Documents the factuality selector keeps.", low=1, high=100)
+    selectors: tuple[str, ...] = setting(defaults.SELECTORS, "Bottom-up: the selectors to run, in order "
+                                                             "(comma-separated).")
+    prune: str = setting("extractive", "Pruning: keep the sentences closest to the question, or ask the base LLM "
+                                       "for a summary.", choices=("extractive", "llm"))
+    judge: str = setting(defaults.JUDGE, "Factuality: judge support by agreement of what a document adds beyond "
+                                         "the question with the evidence, by MiniLM similarity, by the base LLM's "
+                                         "yes/no probabilities, or by both of those.", choices=defaults.JUDGES)
+    max_iterations: int = setting(1, "Top-down: rounds of asking for knowledge.", low=1, high=20)
+    decide: str = setting("reply", "Top-down: read Yes/No from the reply, or from P(yes) calibrated against a "
+                                   "content-free question.", choices=("reply", "calibrated"))
+    ensemble: bool = setting(False, "Top-down: ask three wordings of the yes/no question; follow the majority.")
+    revise: str | None = setting(None, "Verify the answer against the knowledge (knowledge-f1 or self-critique) "
+                                       "and revise it when it fails.")
+    revise_rounds: int = setting(2, "With --revise: answers after the first, at most.", low=0, high=10)
+    seed: int | None = setting(0, "Sampling seed (repeatable runs).")
+    cache: bool = setting(True, "Generate again instead of reusing cached documents.", option="--no-cache")
+
+    def __post_init__(self) -> None:
+        for spec in fields(self):
+            value, meta = getattr(self, spec.name), spec.metadata
+            if meta["choices"] and value is not None and value not in meta["choices"]:
+                raise KcardError(f"unknown {spec.name} {value!r}; choose one of {', '.join(meta['choices'])}")
+            if meta["low"] is not None and not meta["low"] <= value <= meta["high"]:
+                raise KcardError(f"{spec.name} must be between {meta['low']} and {meta['high']}, not {value}")
+        if self.cards is not None:  # any sequence of names; none named means every card
+            object.__setattr__(self, "cards", tuple(self.cards) or None)
+        if isinstance(self.selectors, str):  # "relevance,factuality", as the CLI takes it
+            object.__setattr__(self, "selectors", tuple(s.strip() for s in self.selectors.split(",") if s.strip()))
+
+
+def spec_options(*names: str) -> Callable:
+    """Click options for these ChainSpec fields, with the spec's defaults, choices, ranges and help."""
+    import click
+
+    def decorate(command: Callable) -> Callable:
+        for spec in reversed([spec for spec in fields(ChainSpec) if spec.name in names]):
+            meta, flag = spec.metadata, meta_option(spec)
+            if spec.name == "cards":
+                option = click.option(flag, spec.name, multiple=True, help=meta["help"])
+            elif spec.name == "cache":
+                option = click.option(flag, spec.name, flag_value=False, default=True, help=meta["help"])
+            elif spec.type == "bool":
+                option = click.option(flag, spec.name, is_flag=True, help=meta["help"])
+            elif spec.name == "selectors":
+                option = click.option(flag, spec.name, default=",".join(spec.default), show_default=True,
+                                      help=meta["help"])
+            else:
+                kind = (click.Choice(meta["choices"]) if meta["choices"] else
+                        click.IntRange(meta["low"], meta["high"]) if meta["low"] is not None else
+                        int if spec.name == "seed" else None)
+                option = click.option(flag, spec.name, type=kind, default=spec.default,
+                                      show_default=spec.default is not None, help=meta["help"])
+            command = option(command)
+        return command
+
+    return decorate
+
+
+def meta_option(spec) -> str:
+    return spec.metadata["option"] or "--" + spec.name.replace("_", "-")
