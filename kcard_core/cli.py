@@ -66,6 +66,8 @@ def ask(question: str, gate: str | None, popularity_name: str | None, as_json: b
     """Answer QUESTION with knowledge from the installed cards."""
     from kcard_core.chains import build_chain
     from kcard_core.chains.base import question_of
+    from kcard_core.chains.gate import gated
+    from kcard_core.trace import format_trace
 
     question = question_of(question)  # checked before any model loads, as the spec's settings are
     spec = ChainSpec(**options)
@@ -167,56 +169,6 @@ def calibrate(dataset: str, with_method: str, without_method: str, runs: str, sp
     click.echo(f"held-out accuracy over {splits} splits: never {held_out['never']}, always {held_out['always']}, "
                f"gated {held_out['gated']} (cards for {held_out['gated_card_share']}% of questions); "
                f"thresholds written to {out_file}")
-
-
-def gated(chain, thresholds_file: str, popularity_name: str | None, spec: ChainSpec):
-    """``chain`` behind a popularity gate; popular subjects are answered by the base LLM alone."""
-    from pathlib import Path
-
-    from kcard_core.chains import build_chain
-    from kcard_core.chains.gate import PopularityGate
-
-    tables = get_registry().popularity
-    if not tables:
-        raise KcardError("--gate needs a popularity table: pip install kcard-popularity-popqa, or register your own")
-    name = popularity_name or next(iter(tables))
-    if name not in tables:
-        raise KcardError(f"unknown popularity table {name!r}; installed: {', '.join(tables)}")
-    thresholds = json.loads(Path(thresholds_file).read_text()).get("thresholds")
-    if not isinstance(thresholds, dict):
-        raise KcardError(f"{thresholds_file} holds no thresholds: write it with kcard calibrate")
-    alone = build_chain(spec, mode="vanilla", cards=None)
-    return PopularityGate(chain, alone, tables[name], thresholds)
-
-
-def format_trace(trace: dict) -> str:
-    """The trace for a person: cards and why, each document's scores per stage, the prompt, timings."""
-    lines = ["", f"── trace ({trace['mode']}, base LLM {trace['model']})"]
-    for turn in trace["turns"]:
-        if "reply" not in turn:  # kcard's own decision, not a question the base LLM answered
-            lines.append(f"  {turn['question']}: {turn.get('why', turn.get('card'))}")
-            continue
-        calibrated = f" (P(yes) {turn['p_yes']:.3f} vs {turn['p_yes_content_free']:.3f} for N/A)" if "p_yes" in turn else ""
-        lines.append(f"  asked: {turn['question']} → {turn['reply']!r}{calibrated}")
-    for card in trace["cards"]:
-        lines.append(f"  card {card['card']}: {card['why']}")
-    for error in trace["errors"]:
-        lines.append(f"  card {error['card']} FAILED: {error['error']}")
-    for doc in trace["documents"]:
-        stages = "  ".join(f"{name} {s['score']}{'' if s['kept'] else ' ✗'}" for name, s in doc["stages"].items())
-        if doc.get("duplicate_of"):
-            stages = f"repeats {doc['duplicate_of']}"
-        elif doc.get("dropped"):
-            stages = f"left out: {doc['dropped']}"
-        lines.append(f"  [{'used' if doc.get('used') else 'dropped'}] {doc['id']}: {stages}")
-        lines.append(f"      {doc['text'][:160]}")
-    for candidate in trace.get("revisions", []):
-        verdict = f"→ revised: {candidate['feedback']}" if candidate["feedback"] else "→ accepted"
-        lines.append(f"  answer {candidate['round']}: {candidate['response']!r} {candidate['utility']} "
-                     f"{candidate['score']} {verdict}")
-    lines.append("  prompt (last 400 characters): …" + trace["prompt"][-400:].replace("\n", "\n      "))
-    lines.append("  seconds: " + ", ".join(f"{k} {v}" for k, v in trace["seconds"].items()))
-    return "\n".join(lines)
 
 
 @cli.group()

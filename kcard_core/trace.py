@@ -10,6 +10,9 @@ from typing import Any, Iterator
 from langchain_core.documents import Document
 
 
+TRACE_VERSION = 1  # in to_dict(); raised when a key changes its meaning (docs/concepts.md, "The trace")
+
+
 @dataclass
 class Trace:
     mode: str
@@ -65,6 +68,36 @@ class Trace:
         return found
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = {"trace_version": TRACE_VERSION, **asdict(self)}
         data["documents"] = [{"id": doc_id, **record} for doc_id, record in self.documents.items()]
         return data
+
+
+def format_trace(trace: dict) -> str:
+    """The trace for a person: cards and why, each document's scores per stage, the prompt, timings."""
+    lines = ["", f"── trace ({trace['mode']}, base LLM {trace['model']})"]
+    for turn in trace["turns"]:
+        if "reply" not in turn:  # kcard's own decision, not a question the base LLM answered
+            lines.append(f"  {turn['question']}: {turn.get('why', turn.get('card'))}")
+            continue
+        calibrated = f" (P(yes) {turn['p_yes']:.3f} vs {turn['p_yes_content_free']:.3f} for N/A)" if "p_yes" in turn else ""
+        lines.append(f"  asked: {turn['question']} → {turn['reply']!r}{calibrated}")
+    for card in trace["cards"]:
+        lines.append(f"  card {card['card']}: {card['why']}")
+    for error in trace["errors"]:
+        lines.append(f"  card {error['card']} FAILED: {error['error']}")
+    for doc in trace["documents"]:
+        stages = "  ".join(f"{name} {s['score']}{'' if s['kept'] else ' ✗'}" for name, s in doc["stages"].items())
+        if doc.get("duplicate_of"):
+            stages = f"repeats {doc['duplicate_of']}"
+        elif doc.get("dropped"):
+            stages = f"left out: {doc['dropped']}"
+        lines.append(f"  [{'used' if doc.get('used') else 'dropped'}] {doc['id']}: {stages}")
+        lines.append(f"      {doc['text'][:160]}")
+    for candidate in trace.get("revisions", []):
+        verdict = f"→ revised: {candidate['feedback']}" if candidate["feedback"] else "→ accepted"
+        lines.append(f"  answer {candidate['round']}: {candidate['response']!r} {candidate['utility']} "
+                     f"{candidate['score']} {verdict}")
+    lines.append("  prompt (last 400 characters): …" + trace["prompt"][-400:].replace("\n", "\n      "))
+    lines.append("  seconds: " + ", ".join(f"{k} {v}" for k, v in trace["seconds"].items()))
+    return "\n".join(lines)

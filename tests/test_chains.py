@@ -116,7 +116,7 @@ def test_top_down_answers_without_a_card_when_none_matches_the_need(cards, expli
     assert "answered without one" in result["trace"].turns[-1]["why"]
     assert replies[1] not in llm.prompts[-1]  # the stated need is not read as if it were the answer
     assert llm.prompts[-1].endswith("Question: Who wrote Pride and Prejudice?\nAnswer:")
-    from kcard_core.cli import format_trace
+    from kcard_core.trace import format_trace
 
     assert "which card: no card matches" in format_trace(result["trace"].to_dict())  # --trace shows why
 
@@ -143,9 +143,10 @@ def test_empty_documents_are_left_out_and_the_trace_says_so(tmp_path):
     card = make_card(tmp_path, "quiet", "sometimes silent", Silent())
     trace = BottomUp(FakeListLLM(responses=["Paris"]), [card], [], n1=2, examples=[]).invoke("Capital?")["trace"]
     assert trace.documents["quiet#1"]["dropped"] == "empty" and trace.documents["quiet#2"]["used"]
-    from kcard_core.cli import format_trace
+    from kcard_core.trace import format_trace
 
     assert "quiet#1: left out: empty" in format_trace(trace.to_dict())
+    assert trace.to_dict()["trace_version"] == 1
     assert trace.problems() == ["card quiet wrote 1 empty document of 2 (its model stopped at once: is it "
                                 "trained on text like this question?)"]
 

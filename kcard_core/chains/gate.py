@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any, Callable
 
 from langchain_core.runnables import Runnable, RunnableConfig
 
+from kcard_core.errors import KcardError
+from kcard_core.plugins import Registry, get_registry
 from kcard_core.popularity import Popularity, use_cards
+from kcard_core.spec import ChainSpec
 
 
 class PopularityGate(Runnable[Any, dict]):
@@ -19,7 +24,13 @@ class PopularityGate(Runnable[Any, dict]):
                  thresholds: dict[str, float]):
         self.with_cards, self.without, self.lookup, self.thresholds = with_cards, without, lookup, thresholds
 
+    def get_name(self, suffix: str | None = None, *, name: str | None = None) -> str:
+        return super().get_name(suffix, name=name or "kcard popularity gate")
+
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> dict:
+        return self._call_with_config(self._invoke, input, config, run_type="chain")
+
+    def _invoke(self, input: Any, config: RunnableConfig) -> dict:
         question = input.get("question") if isinstance(input, dict) else input
         popularity = self.lookup(str(question))
         consult = use_cards(popularity, self.thresholds)
@@ -31,3 +42,22 @@ class PopularityGate(Runnable[Any, dict]):
             "entity": popularity and popularity.entity, "views": popularity and popularity.views,
             "relation": popularity and popularity.relation, "cards": consult})
         return result
+
+
+def gated(chain, thresholds_file: str | Path, popularity_name: str | None, spec: ChainSpec,
+          registry: Registry | None = None) -> PopularityGate:
+    """``chain`` behind a popularity gate (thresholds from `kcard calibrate`, a registered popularity
+    table): popular subjects are answered by the base LLM alone, built from the same ``spec``."""
+    from kcard_core.chains import build_chain
+
+    tables = (registry or get_registry()).popularity
+    if not tables:
+        raise KcardError("--gate needs a popularity table: pip install kcard-popularity-popqa, or register your own")
+    name = popularity_name or next(iter(tables))
+    if name not in tables:
+        raise KcardError(f"unknown popularity table {name!r}; installed: {', '.join(tables)}")
+    thresholds = json.loads(Path(thresholds_file).read_text()).get("thresholds")
+    if not isinstance(thresholds, dict):
+        raise KcardError(f"{thresholds_file} holds no thresholds: write it with kcard calibrate")
+    alone = build_chain(spec, mode="vanilla", cards=None, registry=registry)
+    return PopularityGate(chain, alone, tables[name], thresholds)
