@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, Protocol
 
-from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables import RunnableConfig
 
 from kcard_core.backends import yes_probability
+from kcard_core.runs import KcardRunnable
 from kcard_core.text import f1, one_line
 
 INCONSISTENT = "The response is inconsistent with the knowledge. Please generate again."
@@ -61,7 +62,7 @@ class SelfCritique:
 UTILITIES: dict[str, Callable[..., Utility]] = {"knowledge-f1": KnowledgeF1, "self-critique": SelfCritique}
 
 
-class VerifyAndRevise(Runnable[Any, dict]):
+class VerifyAndRevise(KcardRunnable):
     """Wraps a kcard chain: answer → utility → (feedback → answer again) up to ``max_rounds`` times.
 
     The trace's ``revisions`` is the working memory: every candidate with its score and feedback.
@@ -77,12 +78,6 @@ class VerifyAndRevise(Runnable[Any, dict]):
     @property
     def cards(self) -> list:
         return getattr(self.chain, "cards", [])
-
-    def get_name(self, suffix: str | None = None, *, name: str | None = None) -> str:
-        return super().get_name(suffix, name=name or f"kcard {self.mode}")
-
-    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> dict:
-        return self._call_with_config(self._invoke, input, config, run_type="chain")
 
     def _invoke(self, input: Any, config: RunnableConfig) -> dict:
         result = self.chain.invoke(input, config)

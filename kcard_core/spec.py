@@ -71,27 +71,20 @@ def spec_options(*names: str) -> Callable:
 
     def decorate(command: Callable) -> Callable:
         for spec in reversed([spec for spec in fields(ChainSpec) if spec.name in names]):
-            meta, flag = spec.metadata, meta_option(spec)
+            meta = spec.metadata
+            flag = meta["option"] or "--" + spec.name.replace("_", "-")
             if spec.name == "cards":
                 option = click.option(flag, spec.name, multiple=True, help=meta["help"])
-            elif spec.name == "cache":
-                option = click.option(flag, spec.name, flag_value=False, default=True, help=meta["help"])
-            elif spec.type == "bool":
-                option = click.option(flag, spec.name, is_flag=True, help=meta["help"])
-            elif spec.name == "selectors":
-                option = click.option(flag, spec.name, default=",".join(spec.default), show_default=True,
+            elif spec.type == "bool":  # --ensemble turns on, --no-cache turns off
+                option = click.option(flag, spec.name, flag_value=not spec.default, default=spec.default,
                                       help=meta["help"])
             else:
                 kind = (click.Choice(meta["choices"]) if meta["choices"] else
-                        click.IntRange(meta["low"], meta["high"]) if meta["low"] is not None else
-                        int if spec.name == "seed" else None)
-                option = click.option(flag, spec.name, type=kind, default=spec.default,
-                                      show_default=spec.default is not None, help=meta["help"])
+                        click.IntRange(meta["low"], meta["high"]) if meta["low"] is not None else None)
+                default = ",".join(spec.default) if spec.name == "selectors" else spec.default
+                option = click.option(flag, spec.name, type=kind, default=default,
+                                      show_default=default is not None, help=meta["help"])
             command = option(command)
         return command
 
     return decorate
-
-
-def meta_option(spec) -> str:
-    return spec.metadata["option"] or "--" + spec.name.replace("_", "-")

@@ -22,7 +22,7 @@ from kcard_core.plugins import NO_CARDS_MESSAGE, Registry, get_registry
 from kcard_core.spec import ChainSpec
 
 
-__all__ = ["BASELINES", "MODES", "BottomUp", "Combined", "GenRead", "KnowledgeChain", "TopDown", "Vanilla", "build_chain"]
+__all__ = ["BottomUp", "Combined", "GenRead", "KnowledgeChain", "TopDown", "Vanilla", "build_chain"]
 
 
 def build_chain(spec: ChainSpec | str | None = None, *, examples: list[dict] | None = None,

@@ -8,11 +8,12 @@ from typing import Any, AsyncIterator, Iterator
 from langchain_core.callbacks import CallbackManagerForChainRun
 from langchain_core.documents import Document
 from langchain_core.language_models import BaseLanguageModel
-from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
+from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langchain_core.runnables.config import patch_config, run_in_executor
 
 from kcard_core.config import limit
 from kcard_core.errors import KcardError
+from kcard_core.runs import KcardRunnable
 from kcard_core.text import named_option, one_line, split_options, text_of, without_options
 from kcard_core.trace import Trace
 
@@ -35,7 +36,7 @@ def question_of(input: Any) -> str:
     return question
 
 
-class KnowledgeChain(Runnable[Any, dict]):
+class KnowledgeChain(KcardRunnable):
     """A chain: a question (str or {"question": ...}) in; {"question", "answer", "trace"} out.
 
     Each question is one LangChain run named after the mode ("kcard bottom-up"), whose children are
@@ -82,12 +83,6 @@ class KnowledgeChain(Runnable[Any, dict]):
             if key:
                 return f"{key}. {options[key]}"
         return self.ask(trace.prompt, config)
-
-    def get_name(self, suffix: str | None = None, *, name: str | None = None) -> str:
-        return super().get_name(suffix, name=name or f"kcard {self.mode}")
-
-    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> dict:
-        return self._call_with_config(self._invoke, input, config, run_type="chain")
 
     def _invoke(self, input: Any, run_manager: CallbackManagerForChainRun, config: RunnableConfig) -> dict:
         question, trace = self._start(input, config)

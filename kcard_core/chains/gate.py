@@ -11,24 +11,21 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from kcard_core.errors import KcardError
 from kcard_core.plugins import Registry, get_registry
 from kcard_core.popularity import Popularity, use_cards
+from kcard_core.runs import KcardRunnable
 from kcard_core.spec import ChainSpec
 
 
-class PopularityGate(Runnable[Any, dict]):
+class PopularityGate(KcardRunnable):
     """Answers with ``with_cards`` when the subject is unpopular (or unknown), else with ``without``.
 
     Both are kcard chains; the trace of the one used gains a ``gate`` turn saying why.
     """
 
+    mode = "popularity gate"
+
     def __init__(self, with_cards: Runnable, without: Runnable, lookup: Callable[[str], Popularity | None],
                  thresholds: dict[str, float]):
         self.with_cards, self.without, self.lookup, self.thresholds = with_cards, without, lookup, thresholds
-
-    def get_name(self, suffix: str | None = None, *, name: str | None = None) -> str:
-        return super().get_name(suffix, name=name or "kcard popularity gate")
-
-    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> dict:
-        return self._call_with_config(self._invoke, input, config, run_type="chain")
 
     def _invoke(self, input: Any, config: RunnableConfig) -> dict:
         question = input.get("question") if isinstance(input, dict) else input
