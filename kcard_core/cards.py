@@ -240,9 +240,9 @@ class RetrievalCard(Card):
 
     def index(self):
         if "_index" not in self.__dict__:  # built once, shared by the copies with_backend makes
-            from kcard_core.retrieval import BM25
+            from kcard_core.retrieval import QuestionIndex
 
-            self.__dict__["_index"] = BM25(self.passages())
+            self.__dict__["_index"] = QuestionIndex(self.passages())
         return self.__dict__["_index"]
 
     def passages(self) -> list[str]:

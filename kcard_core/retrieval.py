@@ -22,15 +22,38 @@ def words(text: str) -> list[str]:
     return [w for w in re.findall(r"\w+", text.lower()) if w not in STOPWORDS]
 
 
+# words that say what kind of answer a question wants, rarely found beside the answer itself
+# ("In which year was Kelderwick founded?" is answered by "founded in 1742")
+QUESTION_WORDS = frozenset("year name named called kind type long many much".split())
+
+
+def stem(word: str) -> str:
+    """A crude suffix strip, the same on both sides: "stands" meets "stand", "founded" meets "found"."""
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        word = word[:-1]
+    for suffix in ("ed", "ing"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
 class BM25:
+    """Claims against evidence sentences (fact-checking); :class:`QuestionIndex` for questions."""
+
     def __init__(self, texts: list[str], k1: float = 1.5, b: float = 0.75):
         self.texts = texts
         self.k1, self.b = k1, b
-        self.counts = [Counter(words(text)) for text in texts]
+        self.counts = [Counter(self.terms(text)) for text in texts]
         self.lengths = [sum(c.values()) for c in self.counts]
         self.average = sum(self.lengths) / max(1, len(texts))
         frequency = Counter(word for counts in self.counts for word in counts)
         self.idf = {w: math.log(1 + (len(texts) - f + 0.5) / (f + 0.5)) for w, f in frequency.items()}
+
+    def terms(self, text: str) -> list[str]:
+        return words(text)
+
+    def query_terms(self, query: str) -> set[str]:
+        return set(self.terms(query))
 
     def search(self, query: str, k: int = 3) -> list[str]:
         return [text for _, text in self.scored(query, k)]
@@ -38,7 +61,7 @@ class BM25:
     def scored(self, query: str, k: int = 3, coverage: float = 0.0) -> list[tuple[float, str]]:
         """The ``k`` best (score, text) pairs, best first, of the texts that hold at least ``coverage``
         of the query's words, weighted by their rarity (a word no text has counts as the rarest)."""
-        asked = set(words(query))
+        asked = self.query_terms(query)
         terms = asked & self.idf.keys()
         rarest = math.log(1 + (len(self.texts) + 0.5) / 0.5)
         weight = {t: self.idf.get(t, rarest) for t in asked}
@@ -52,6 +75,16 @@ class BM25:
             if score > 0:
                 scores.append((score, index))
         return [(score, self.texts[index]) for score, index in sorted(scores, reverse=True)[:k]]
+
+
+class QuestionIndex(BM25):
+    """A user's question against a card's passages: words stemmed, question-form words left out."""
+
+    def terms(self, text: str) -> list[str]:
+        return [stem(word) for word in words(text)]
+
+    def query_terms(self, query: str) -> set[str]:
+        return {stem(word) for word in words(query) if word not in QUESTION_WORDS}
 
 
 _indexes: dict[tuple[str, ...], BM25] = {}

@@ -88,6 +88,18 @@ def test_retrieval_card_returns_its_best_passages_as_one_document_whatever_n1_as
     assert retrieval_card(tmp_path).generate("Which river flows through Germany into the Baltic Sea?") == []
 
 
+
+def test_a_retrieval_card_meets_questions_halfway():
+    from kcard_core.retrieval import QuestionIndex
+
+    index = QuestionIndex(["The lighthouse stands on Tollan Head.", "The boatyard builds six boats a year.",
+                           "The town was founded in 1742."])
+    # "stand" meets "stands" (before, the question held too few of the passage's words to match at all)
+    found = index.scored("On which headland does the lighthouse stand?", k=1, coverage=0.3)
+    assert [text for _, text in found] == ["The lighthouse stands on Tollan Head."]
+    # "year" says what kind of answer is wanted: it does not pull in the boatyard's "a year"
+    assert index.search("In which year was the town founded?") == ["The town was founded in 1742."]
+
 def test_retrieval_settings_are_checked(tmp_path):
     with pytest.raises(ValueError, match=r"\[retrieval\]"):
         retrieval_card(tmp_path, "[retrieval]\nfloor = 2\n")

@@ -88,6 +88,17 @@ def test_top_down_auto_matches_the_stated_need_to_a_description(cards):
     assert llm.prompts[2].endswith(f"\n{question}\nAnswer:")
     assert sum(doc["used"] for doc in trace.documents.values()) == 1
 
+def test_top_down_auto_matches_the_question_when_it_is_closer_than_the_stated_need(cards):
+    # a small base LLM restates its demonstration's need; the question itself names the subject
+    llm = FakeListLLM(responses=["Yes", "The results of the elections", "100 °C"])
+    chain = TopDown(llm, cards[:2], ByLength(name="factuality"), n1=1, examples=[])
+    trace = chain.invoke("What is the boiling point of water in physics and chemistry?")["trace"]
+    assert trace.cards[0]["card"] == "science"
+    assert trace.turns[-1]["matched"] == "question" and "closest to the question" in trace.cards[0]["why"]
+    trace = chain.invoke("Which party won the elections?")["trace"]  # both point the same way: the need
+    assert trace.cards[0]["card"] == "politics" and trace.turns[-1]["matched"] == "need"
+
+
 
 def test_top_down_exp_maps_the_named_source_to_a_card(cards):
     llm = Recording(responses=["yes.", "I would ask Science.", "42"], prompts=[])

@@ -146,27 +146,42 @@ class TopDown(KnowledgeChain):
             reply = self.ask(prompt, config)
             name, how = match_card_name(reply, names)
             if name is None:  # a fallback: the reply (or, if empty, the question) matched to descriptions
-                name, similarity = self.match_description(reply or question)
+                name, similarity, _ = self.match_description(reply or question)
                 how = f"{how}; closest description {similarity:.2f}"
             trace.turns.append({"question": "choose a source", "reply": reply, "card": name, "how": how})
             why = f"the base LLM chose {reply!r} ({how})"
         else:
             prompt += WHAT_KIND
             reply = self.ask(prompt, config)
-            name, similarity = self.match_description(reply or question)
+            # The stated need or the question, whichever is closer to a description: a small base LLM
+            # often restates its demonstration's need ("The results of the 2022 Nevada governor
+            # election.") for a question that names the card's subject itself.
+            name, similarity, matched = self.match_description(reply, without_options(question))
             trace.turns.append({"question": WHAT_KIND, "reply": reply, "card": name,
-                                "similarity": round(similarity, 4)})
-            why = f"its description is closest to the stated need {reply!r} ({similarity:.2f})"
+                                "similarity": round(similarity, 4), "matched": matched})
+            why = f"its description is closest to the {matched} {(reply if matched == 'need' else question)!r} " \
+                  f"({similarity:.2f})"
         if name is None:
             why = f"no card matches {reply!r} well enough ({similarity:.2f} < {self.min_match}): answered without one"
         return self.by_name.get(name), why, prompt + f" {one_line(reply)}\n"
 
-    def match_description(self, need: str) -> tuple[str | None, float]:
-        """(the card whose description is closest to ``need``, or None below ``min_match``; similarity)."""
-        names = list(self.by_name)
-        scores = self.similarity(need, [self.by_name[n].description for n in names])
-        best = max(range(len(names)), key=scores.__getitem__)
-        return (names[best] if scores[best] >= self.min_match else None), float(scores[best])
+    def description_scores(self, *texts: str) -> dict[str, tuple[float, str]]:
+        """Each card's (similarity, which text) to the closest of ``texts`` ("need" first, then "question")."""
+        descriptions = [card.description for card in self.by_name.values()]
+        best = {name: (-1.0, "need") for name in self.by_name}
+        for text, which in zip(texts, ("need", "question")):
+            if text:
+                for name, score in zip(self.by_name, self.similarity(text, descriptions)):
+                    best[name] = max(best[name], (float(score), which), key=lambda pair: pair[0])
+        return best
+
+    def match_description(self, *texts: str) -> tuple[str | None, float, str]:
+        """(the card whose description is closest to any of ``texts``, or None below ``min_match``;
+        the similarity; which text matched)."""
+        scores = self.description_scores(*texts)
+        name = max(scores, key=lambda n: scores[n][0])
+        similarity, which = scores[name]
+        return (name if similarity >= self.min_match else None), similarity, which
 
     def best_document(self, card, question: str, trace: Trace, config: RunnableConfig | None) -> str | None:
         """The card writes n1 documents; the most factual one is kept (no pruning in top-down)."""
@@ -199,9 +214,8 @@ class Combined(TopDown):
     def knowledge_for(self, prompt: str, question: str, trace: Trace, config: RunnableConfig | None):
         prompt += WHAT_KIND
         need = self.ask(prompt, config)
-        names = list(self.by_name)
-        scores = self.similarity(need or question, [self.by_name[n].description for n in names])
-        pool = sorted(names, key=lambda n: -scores[names.index(n)])[: self.pool_size]
+        scores = self.description_scores(need, without_options(question))
+        pool = sorted(scores, key=lambda n: -scores[n][0])[: self.pool_size]
         trace.turns.append({"question": WHAT_KIND, "reply": need, "cards": pool})
         trace.cards += [{"card": name, "why": f"one of the {len(pool)} descriptions closest to {need!r}"}
                         for name in pool]
