@@ -25,7 +25,7 @@ from kcard_core.artifacts import sha256_of
 from kcard_core.backends import Sampling
 from kcard_core.chains.prompts import bottom_up_prompt
 from kcard_core.text import choose_option, split_options
-from kcard_core.kg import ARMS, LinUCB, PathPolicy
+from kcard_kg import ARMS, LinUCB, PathPolicy
 from kcard_core.models import resolve_model
 from kcard_core.plugins import load_registry
 
@@ -79,7 +79,7 @@ def main() -> None:
     parser.add_argument("--train", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    registry = load_registry(only=["kcard-card-countries", "kcard-llama-cpp"])
+    registry = load_registry(only=["kcard-kg", "kcard-card-countries", "kcard-llama-cpp"])
     backend = registry.backend("llama-cpp")
     card = registry.card("countries-kg").with_backend(backend)
     kg = card.graph()

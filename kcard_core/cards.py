@@ -51,7 +51,7 @@ class CardManifest:
     prompt: str = "{query}"  # the card's prompt; {query} is the question
     chat: bool = False  # send the prompt through the model's chat template (instruct models)
     generation: GenerationDefaults = GenerationDefaults()
-    type: str = "lm"  # "lm": a language model writes; "retrieval": BM25 over a corpus; "kg": a knowledge graph
+    type: str = "lm"  # "lm": a language model writes; "retrieval": BM25 over a corpus; or a plugin's (CARD_TYPES)
     corpus: str | None = None  # retrieval / kg: "module:function" returning passages / triples
     retrieval: RetrievalDefaults = RetrievalDefaults()
 
@@ -68,8 +68,8 @@ class CardManifest:
                 raise ValueError(f"card manifest field {key!r} must be a string")
         if "{query}" not in data.get("prompt", "{query}"):
             raise ValueError("card manifest 'prompt' must contain {query}")
-        if data.get("type", "lm") not in CARD_TYPES:
-            raise ValueError(f"card manifest 'type' must be one of {', '.join(CARD_TYPES)}")
+        if not isinstance(data.get("type", "lm"), str):
+            raise ValueError("card manifest field 'type' must be a string")
         artifacts = {role: Artifact.from_dict(spec, base_dir) for role, spec in data.get("artifacts", {}).items()}
         try:
             generation = dict(data.get("generation", {}))
@@ -116,12 +116,12 @@ class Card:
 
     @staticmethod
     def from_manifest(path: str | Path) -> "Card":
-        """The card a manifest file describes (an LM card or a retrieval card, by its ``type``)."""
+        """The card a manifest file describes, of the class its ``type`` names (:data:`CARD_TYPES`)."""
         manifest = CardManifest.from_file(path)
-        kind = CARD_TYPES[manifest.type]
-        if isinstance(kind, str):  # imported on use
-            kind = load_object(kind)
-        return kind(manifest)
+        if manifest.type not in CARD_TYPES:
+            raise KcardError(f"card {manifest.name!r} is of type {manifest.type!r}, which no loaded plugin provides "
+                             f"(known: {', '.join(CARD_TYPES)}): install the plugin that provides it")
+        return CARD_TYPES[manifest.type](manifest)
 
     def runs_on(self) -> str | None:
         """What writes this card's documents (shown in their metadata)."""
@@ -253,4 +253,6 @@ class RetrievalCard(Card):
         return read_corpus(self.manifest.artifacts["corpus"].resolve())
 
 
-CARD_TYPES: dict[str, type[Card] | str] = {"lm": Card, "retrieval": RetrievalCard, "kg": "kcard_core.kg:KGCard"}
+# a manifest's ``type`` -> the class that runs it: the core two, and those plugins add through the
+# register_card_types hook (kcard-kg adds "kg"), for the whole process
+CARD_TYPES: dict[str, type[Card]] = {"lm": Card, "retrieval": RetrievalCard}

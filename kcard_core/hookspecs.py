@@ -1,4 +1,15 @@
-"""The hooks a kcard plugin can implement. The hooks a plugin implements say what it is."""
+"""The hooks a kcard plugin can implement. The hooks a plugin implements say what it is.
+
+How they are called (kcard_core.plugins.Registry): through pluggy's ``pm.hook``, one plugin at a
+time (a subset hook caller per plugin), so that a plugin whose implementation raises is reported
+with its error and skipped while every other plugin's implementation still runs
+(``KCARD_STRICT_PLUGINS=1`` re-raises instead). kcard's own built-ins are a plugin too
+(kcard_core.default_plugins, registered first), so a plugin may override nothing silently: a name
+registered twice keeps the first and warns. The registration hooks run once per process, in this
+order: backends, selectors, evidence, utilities, popularity, card types, cards; ``register_commands``
+runs when the command line starts. Each receives ``register`` and returns nothing.
+``KCARD_TRACE_PLUGINS=1`` logs every hook call and its result on stderr (pluggy's hook-call tracing).
+"""
 
 import pluggy
 
@@ -7,8 +18,8 @@ hookimpl = pluggy.HookimplMarker("kcard")
 
 
 @hookspec
-def register_cards(register):
-    """Call ``register(card)`` for each :class:`kcard_core.cards.Card` this plugin provides."""
+def register_backends(register):
+    """Call ``register(backend)`` for each :class:`kcard_core.backends.Backend`."""
 
 
 @hookspec
@@ -17,13 +28,14 @@ def register_selectors(register):
 
 
 @hookspec
-def register_backends(register):
-    """Call ``register(backend)`` for each :class:`kcard_core.backends.Backend`."""
+def register_evidence(register):
+    """Call ``register(name, load)``: ``load()`` returns evidence texts for fact-checking."""
 
 
 @hookspec
-def register_evidence(register):
-    """Call ``register(name, load)``: ``load()`` returns evidence texts for fact-checking."""
+def register_utilities(register):
+    """Call ``register(factory, name=...)``: ``factory(**options)`` returns a verify-and-revise utility
+    (``score(query, knowledge, response) -> (score, feedback)`` and a ``threshold``; see kcard_core.revise)."""
 
 
 @hookspec
@@ -33,9 +45,15 @@ def register_popularity(register):
 
 
 @hookspec
-def register_utilities(register):
-    """Call ``register(factory, name=...)``: ``factory(**options)`` returns a verify-and-revise utility
-    (``score(query, knowledge, response) -> (score, feedback)`` and a ``threshold``; see kcard_core.revise)."""
+def register_card_types(register):
+    """Call ``register(name, card_class)`` for each kind of card a manifest may name as its ``type``:
+    a :class:`kcard_core.cards.Card` subclass built from the manifest (``card_class(manifest)``).
+    Called before ``register_cards``, so a plugin's cards may use another plugin's type."""
+
+
+@hookspec
+def register_cards(register):
+    """Call ``register(card)`` for each :class:`kcard_core.cards.Card` this plugin provides."""
 
 
 @hookspec

@@ -1,10 +1,12 @@
 """Find plugins through the ``kcard`` entry-point group and collect what they register.
 
-Each entry point is imported and each of its hooks is called on its own, so a plugin that fails
-to import, or whose hook raises, is recorded with its error and skipped: the others keep working.
-``KCARD_STRICT_PLUGINS=1`` re-raises instead (for plugin authors); ``KCARD_LOAD_PLUGINS=a,b``
-loads only those distributions (an empty value loads none); without it, a trust list written by
-``kcard trust add`` does the same, persistently.
+kcard's own built-ins (kcard_core.default_plugins) are registered first, then each entry point is
+imported, and each hook is called through ``pm.hook`` one plugin at a time (kcard_core.hookspecs
+says how), so a plugin that fails to import, or whose hook raises, is recorded with its error and
+skipped: the others keep working. ``KCARD_STRICT_PLUGINS=1`` re-raises instead (for plugin
+authors); ``KCARD_TRACE_PLUGINS=1`` logs every hook call; ``KCARD_LOAD_PLUGINS=a,b`` loads only
+those distributions (an empty value loads none); without it, a trust list written by ``kcard trust
+add`` does the same, persistently.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import importlib.metadata
 import json
 import logging
 import os
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +23,7 @@ from typing import Any, Callable
 
 import pluggy
 
-from kcard_core import hookspecs
+from kcard_core import default_plugins, hookspecs
 from kcard_core.config import user_dir
 from kcard_core.errors import KcardError, UnknownNameError
 
@@ -54,17 +57,20 @@ def _one_line(error: BaseException) -> str:
 class Registry:
     """Everything the installed plugins registered, and what went wrong while loading them."""
 
-    def __init__(self, strict: bool = False):
+    def __init__(self, strict: bool = False, trace: bool = False):
         self.strict = strict
         self.pm = pluggy.PluginManager(ENTRY_POINT_GROUP)
         self.pm.add_hookspecs(hookspecs)
+        if trace:  # pluggy's own hook-call tracing, on stderr
+            self.pm.trace.root.setwriter(sys.stderr.write)
+            self.pm.enable_tracing()
         self.plugins: dict[str, PluginInfo] = {}
         self.cards: dict[str, Any] = {}
         self.selectors: dict[str, Callable[..., Any]] = {}
         self.backends: dict[str, Any] = {}
         self.evidence: dict[str, Callable[[], list[str]]] = {}
         self.popularity: dict[str, Callable[[str], Any]] = {}
-        self.utilities: dict[str, Callable[..., Any]] = {}  # besides kcard_core.revise.UTILITIES
+        self.utilities: dict[str, Callable[..., Any]] = {}
         self.card_plugins: dict[str, str] = {}  # card name -> the plugin that registered it
         self.warnings: list[str] = []
 
@@ -113,7 +119,7 @@ class Registry:
                            pluggy.PluginValidationError(module, f"unknown hook {caller.name!r}"))
 
     def collect(self) -> None:
-        """Call every registration hook, one plugin at a time."""
+        """Call every registration hook, in the order kcard_core.hookspecs gives."""
         self.call_hook("register_backends", lambda plugin: lambda backend: self._add_backend(plugin, backend))
         self.call_hook("register_selectors",
                        lambda plugin: lambda factory, name=None: self._add_named(self.selectors, plugin, factory, name))
@@ -123,12 +129,17 @@ class Registry:
                        lambda plugin: lambda factory, name=None: self._add_named(self.utilities, plugin, factory, name))
         self.call_hook("register_popularity",
                        lambda plugin: lambda name, lookup: self._add_named(self.popularity, plugin, lookup, name))
+        self.call_hook("register_card_types", lambda plugin: lambda name, kind: self._add_card_type(plugin, name, kind))
         self.call_hook("register_cards", lambda plugin: lambda card: self._add_card(plugin, card))
 
     def call_hook(self, hook_name: str, make_argument: Callable[[str], Any], argname: str = "register") -> None:
+        """``pm.hook.HOOK(argname=make_argument(plugin))`` for each plugin on its own: pluggy's
+        subset caller leaves the others out, so one plugin's failure is its own."""
+        plugins = dict(self.pm.list_name_plugin())
         for impl in getattr(self.pm.hook, hook_name).get_hookimpls():
+            others = [plugin for name, plugin in plugins.items() if name != impl.plugin_name]
             try:
-                impl.function(**({argname: make_argument(impl.plugin_name)} if argname in impl.argnames else {}))
+                self.pm.subset_hook_caller(hook_name, others)(**{argname: make_argument(impl.plugin_name)})
             except Exception as error:
                 self._fail(impl.plugin_name, f"{hook_name} failed: {_one_line(error)}", error)
 
@@ -154,6 +165,14 @@ class Registry:
             self.warnings.append(f"{plugin} registers {name!r} again; the first one is kept")
             return
         table[name] = value
+
+    def _add_card_type(self, plugin: str, name: str, kind: Any) -> None:
+        from kcard_core.cards import CARD_TYPES, Card
+
+        if not (isinstance(kind, type) and issubclass(kind, Card)):
+            raise TypeError(f"register_card_types expects a Card subclass, got {kind!r}")
+        if CARD_TYPES.get(name) is not kind:  # the same class again (a second registry) is no news
+            self._add_named(CARD_TYPES, plugin, kind, name)
 
     def _add_card(self, plugin: str, card: Any) -> None:
         from kcard_core.cards import Card
@@ -194,11 +213,16 @@ class Registry:
             raise UnknownNameError(f"unknown backend {name!r}; installed: {', '.join(sorted(self.backends))}")
         return self.backends[name]
 
-    def selector(self, name: str, **options: Any):
+    def selector(self, name: str, spec: Any = None, **options: Any):
+        """The named selector: built from a chain's ``spec`` and context (``llm``, ``logprobs``,
+        ``evidence``) by its factory's ``from_spec`` when given one, else ``factory(**options)``."""
         if name not in self.selectors:
             raise UnknownNameError(f"unknown selector {name!r}; installed: {', '.join(sorted(self.selectors)) or 'none'}"
                                    " (pip install kcard-selectors)")
-        return self.selectors[name](**options)
+        factory = self.selectors[name]
+        if spec is not None:
+            return factory.from_spec(spec, **options) if hasattr(factory, "from_spec") else factory()
+        return factory(**options)
 
 
 NO_CARDS_MESSAGE = ("no knowledge cards are installed: install one, e.g. "
@@ -213,7 +237,8 @@ def load_registry(strict: bool | None = None, only: list[str] | None = None) -> 
         only = [_normalise(name.strip()) for name in os.environ["KCARD_LOAD_PLUGINS"].split(",") if name.strip()]
     if only is None:
         only = trusted()
-    registry = Registry(strict=strict)
+    registry = Registry(strict=strict, trace=os.environ.get("KCARD_TRACE_PLUGINS", "") not in ("", "0"))
+    registry.register_plugin(default_plugins, PluginInfo("kcard", "kcard", importlib.metadata.version("kcard")))
     registry.load_entry_points(only)
     registry.collect()
     for warning in registry.warnings:

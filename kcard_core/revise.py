@@ -2,8 +2,8 @@
 given; when the score is low, tell the base LLM so and let it answer again; keep the best answer.
 
 A *utility* scores ``(query, knowledge, response)`` and says what to fix: ``score(...) -> (score,
-feedback)``. Two ship with kcard (``knowledge-f1`` and ``self-critique``); plugins add their own
-through the ``register_utilities`` hook.
+feedback)``. Two ship with kcard (``knowledge-f1`` and ``self-critique``, registered by
+kcard_core.default_plugins); plugins add their own through the ``register_utilities`` hook.
 """
 
 from __future__ import annotations
@@ -57,9 +57,6 @@ class SelfCritique:
         p_yes = yes_probability(self.logprobs(prompt))
         return p_yes, (f"The answer {one_line(response)!r} is not supported by the knowledge "
                        f"(P(yes) {p_yes:.2f}). Please answer again using the knowledge.")
-
-
-UTILITIES: dict[str, Callable[..., Utility]] = {"knowledge-f1": KnowledgeF1, "self-critique": SelfCritique}
 
 
 class VerifyAndRevise(KcardRunnable):

@@ -24,6 +24,13 @@ class Selector(BaseDocumentCompressor):
 
     name: str = "selector"
 
+    @classmethod
+    def from_spec(cls, spec: Any, **context: Any) -> "Selector":
+        """The selector a chain's settings ask for: ``spec`` is its :class:`kcard_core.spec.ChainSpec`,
+        ``context`` the chain's ``llm`` (the base LLM), ``logprobs`` (its next-token log-probabilities,
+        or None) and ``evidence`` (the registered corpora). Each selector reads what it needs."""
+        return cls()
+
     def score_documents(self, documents: Sequence[Document], query: str) -> list[Document]:
         """Every document, scored (and possibly rewritten, as pruning does)."""
         raise NotImplementedError

@@ -122,9 +122,12 @@ def test_a_card_carries_its_own_evidence_text(tmp_path):
         card.evidence()
 
 
-def test_unknown_card_type_is_refused():
-    with pytest.raises(ValueError, match="'type' must be one of lm, retrieval"):
-        CardManifest.from_dict({"name": "x", "description": "d", "version": "1", "license": "MIT", "type": "oracle"})
+def test_unknown_card_type_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="'type' must be a string"):
+        CardManifest.from_dict({"name": "x", "description": "d", "version": "1", "license": "MIT", "type": 3})
+    (tmp_path / "card.toml").write_text('name = "x"\ndescription = "d"\nversion = "1"\nlicense = "MIT"\ntype = "oracle"\n')
+    with pytest.raises(KcardError, match="type 'oracle', which no loaded plugin provides.*lm, retrieval"):
+        Card.from_manifest(tmp_path / "card.toml")
 
 
 def test_pickle_weights_are_refused_unless_allowed(tmp_path, monkeypatch):

@@ -131,6 +131,24 @@ def test_build_chain_takes_any_langchain_model_as_base_llm(tmp_path):
         build_chain("bottom-up", llm=llm, registry=registry, judge="llm", settings={})
 
 
+def test_selectors_build_themselves_from_the_chain_spec(tmp_path):
+    from conftest import FakeBackend, make_card
+    from kcard_core.plugins import Registry, get_registry
+
+    registry = Registry()  # kcard-selectors' real factories; nothing here loads a model
+    registry.selectors.update(get_registry().selectors)
+    registry.cards["science"] = make_card(tmp_path, "science", "physics")
+    registry.backends["llama-cpp"] = FakeBackend()
+    llm = FakeListLLM(responses=["x"])
+    chain = build_chain("bottom-up", llm=llm, registry=registry, settings={}, n2=3, n3=2, judge="embedding", seed=7,
+                        selectors=("relevance", "pruning", "factuality"), prune="llm")
+    relevance, pruning, factuality = chain.pipeline.selectors
+    assert relevance.top_n == 3 and (pruning.method, pruning.llm) == ("llm", llm)
+    assert (factuality.top_n, factuality.judge, factuality.seed) == (2, "embedding", 7)
+    top_down = build_chain("top-down-auto", llm=llm, registry=registry, settings={}, n3=4)
+    assert top_down.factuality.top_n == 4
+
+
 class TestCardRetriever(RetrieversIntegrationTests):
     """langchain-tests' standard retriever suite, on every installed first-party card for real."""
 

@@ -63,7 +63,7 @@ def test_load_plugins_env_selects_distributions(install_fake_plugin, monkeypatch
     monkeypatch.setenv("KCARD_LOAD_PLUGINS", "kcard-card-two")
     assert list(load_registry().cards) == ["two"]
     monkeypatch.setenv("KCARD_LOAD_PLUGINS", "")
-    assert load_registry().plugins == {}
+    assert list(load_registry().plugins) == ["kcard"]  # kcard's own built-ins only
 
 
 def test_misspelled_hookimpl_is_reported(install_fake_plugin):
@@ -110,7 +110,7 @@ def test_trust_list_limits_which_plugins_load(install_fake_plugin):
     assert rows["kcard-trusted-demo"]["trusted"] and not rows["kcard-untrusted-demo"]["trusted"]
     assert rows["kcard-card-general"]["cards"] == {}  # an untrusted plugin is never imported, not even to list it
     assert runner.invoke(cli, ["trust", "remove", "kcard-trusted-demo"]).output.startswith("trusted: nothing")
-    assert load_registry().plugins == {}
+    assert list(load_registry().plugins) == ["kcard"]  # kcard's own built-ins only
     runner.invoke(cli, ["trust", "reset"])
     assert "kcard-untrusted-demo" in load_registry().plugins  # and its import error is recorded, not raised
     import kcard_core.plugins
@@ -119,3 +119,59 @@ def test_trust_list_limits_which_plugins_load(install_fake_plugin):
     listed = json.loads(runner.invoke(cli, ["trust", "list", "--json"]).output)
     general = next(row for row in listed["plugins"] if row["distribution"] == "kcard-card-general")
     assert general["cards"]["general"]["model"].startswith("gemma-3-270m-q4_k_m.gguf assembled by")
+
+
+def test_hooks_are_called_through_pluggy_one_plugin_at_a_time(install_fake_plugin, monkeypatch, capsys):
+    # a hook wrapper sees its own plugin's call: the registry calls pm.hook, not the functions
+    install_fake_plugin("kcard-card-wrapped", """
+        from kcard_core.hookspecs import hookimpl
+        seen = []
+
+        @hookimpl(wrapper=True)
+        def register_cards(register):
+            seen.append("before")
+            result = yield
+            seen.append("after")
+            return result
+    """)
+    install_fake_plugin("kcard-card-other", good_card("other"))
+    monkeypatch.setenv("KCARD_TRACE_PLUGINS", "1")
+    registry = load_registry(only=install_fake_plugin.names)
+    import kcard_card_wrapped
+
+    assert kcard_card_wrapped.seen == ["before", "after"] and list(registry.cards) == ["other"]
+    # KCARD_TRACE_PLUGINS=1: pluggy's hook-call tracing on stderr
+    assert "register_cards" in capsys.readouterr().err
+    # kcard's own built-ins are a plugin, registered first
+    assert list(registry.plugins)[0] == "kcard" and {"knowledge-f1", "self-critique"} <= set(registry.utilities)
+
+
+def test_a_plugin_adds_a_card_type(install_fake_plugin, tmp_path):
+    (tmp_path / "card.toml").write_text('name = "echo"\ndescription = "d"\nversion = "1"\nlicense = "MIT"\n'
+                                        'type = "echo"\n')
+    install_fake_plugin("kcard-echo-type", """
+        from kcard_core.cards import Card
+        from kcard_core.hookspecs import hookimpl
+
+        class Echo(Card):
+            def runs_on(self):
+                return "echo"
+
+            def write(self, query, n, sampling):
+                return [query.upper()]
+
+        @hookimpl
+        def register_card_types(register):
+            register("echo", Echo)
+    """)
+    install_fake_plugin("kcard-card-echo", f"""
+        from kcard_core.cards import Card
+        from kcard_core.hookspecs import hookimpl
+
+        @hookimpl
+        def register_cards(register):
+            register(Card.from_manifest({str(tmp_path / "card.toml")!r}))
+    """)
+    registry = load_registry(only=install_fake_plugin.names)
+    assert registry.plugins["kcard-card-echo"].errors == []
+    assert registry.card("echo").generate("hello")[0].page_content == "HELLO"

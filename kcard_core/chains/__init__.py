@@ -79,20 +79,19 @@ def build_chain(spec: ChainSpec | str | None = None, *, examples: list[dict] | N
     # evidence: the corpora plugins register, and the text each card carries as its own evidence
     evidence = {**registry.evidence, **{f"card {card.name}": load for card in registry.cards.values()
                                         if (load := card.evidence)}}
-    options = {"relevance": {"top_n": spec.n2}, "pruning": {"method": spec.prune, "llm": llm},
-               "factuality": {"top_n": spec.n3, "seed": spec.seed, "judge": spec.judge, "logprobs": logprobs,
-                              "evidence": evidence}}
+    context = dict(llm=llm, logprobs=logprobs, evidence=evidence)  # each selector reads its settings from spec
     common["n1"] = spec.n1
-    stages = [registry.selector(name, **options.get(name, {})) for name in spec.selectors]
     if mode == "bottom-up":
-        chain = BottomUp(llm, chosen, stages, **common)
+        chain = BottomUp(llm, chosen, [registry.selector(name, spec, **context) for name in spec.selectors], **common)
     else:
-        factuality = registry.selector("factuality", **options["factuality"])
+        factuality = registry.selector("factuality", spec, **context)
         relevance = registry.selector("relevance") if "relevance" in registry.selectors else None
         calibrated = (lambda prompt: yes_probability(logprobs(prompt))) if spec.decide == "calibrated" else None
         top_down = dict(similarity=getattr(relevance, "similarities", None), yes_probability=calibrated,
                         ensemble=spec.ensemble, max_iterations=spec.max_iterations, **common)
         if mode == "combined":
+            stages = [factuality if name == "factuality" else registry.selector(name, spec, **context)
+                      for name in spec.selectors]
             chain = Combined(llm, chosen, factuality, selectors=stages, **top_down)
         else:
             chain = TopDown(llm, chosen, factuality, explicit=mode == "top-down-exp", **top_down)
@@ -103,9 +102,8 @@ def with_revision(chain: KnowledgeChain, utility: str | None, rounds: int, logpr
     """``chain`` as is, or wrapped in verify-and-revise with the named utility."""
     if not utility:
         return chain
-    from kcard_core.revise import UTILITIES, VerifyAndRevise
+    from kcard_core.revise import VerifyAndRevise
 
-    factories = {**UTILITIES, **registry.utilities}
-    if utility not in factories:
-        raise KcardError(f"unknown utility {utility!r}; choose one of {', '.join(factories)}")
-    return VerifyAndRevise(chain, factories[utility](logprobs=logprobs), max_rounds=rounds)
+    if utility not in registry.utilities:
+        raise KcardError(f"unknown utility {utility!r}; choose one of {', '.join(registry.utilities)}")
+    return VerifyAndRevise(chain, registry.utilities[utility](logprobs=logprobs), max_rounds=rounds)

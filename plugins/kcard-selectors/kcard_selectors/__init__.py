@@ -21,6 +21,7 @@ def lazy_factory(target: str, doc: str):
     def build(**options):
         return load_object(target)(**options)
 
+    build.from_spec = lambda spec, **context: load_object(target).from_spec(spec, **context)
     build.__doc__, build.__qualname__, build.__module__ = doc, target.partition(":")[2], target.partition(":")[0]
     return build
 

@@ -114,6 +114,10 @@ class FactualitySelector(Selector):
     evidence: dict[str, Any] = {}  # name -> load(): the registered evidence corpora
     evidence_k: int = 3
 
+    @classmethod
+    def from_spec(cls, spec, logprobs=None, evidence=None, **context):
+        return cls(top_n=spec.n3, seed=spec.seed, judge=spec.judge, logprobs=logprobs, evidence=evidence or {})
+
     def score_documents(self, documents: Sequence[Document], query: str) -> list[Document]:
         # Evidence is found for the question, not for each document: a document about another race
         # than the one asked must not borrow that race's report as support.

@@ -25,6 +25,10 @@ class PruningSelector(Selector):
     method: Literal["extractive", "llm"] = "extractive"
     llm: Any = None  # a LangChain language model, for method="llm"
 
+    @classmethod
+    def from_spec(cls, spec, llm=None, **context):
+        return cls(method=spec.prune, llm=llm)
+
     def score_documents(self, documents: Sequence[Document], query: str) -> list[Document]:
         pruned = []
         for doc in documents:

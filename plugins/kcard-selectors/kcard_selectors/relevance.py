@@ -14,6 +14,10 @@ class RelevanceSelector(Selector):
     name: str = "relevance"
     top_n: int = 5  # n2 in the paper
 
+    @classmethod
+    def from_spec(cls, spec, **context):
+        return cls(top_n=spec.n2)
+
     def score_documents(self, documents: Sequence[Document], query: str) -> list[Document]:
         scores = encoder.similarities(query, [doc.page_content for doc in documents])
         return [self.record(doc, score) for doc, score in zip(documents, scores)]

@@ -3,7 +3,7 @@
 import random
 
 from kcard_core.cards import Card, CardManifest
-from kcard_core.kg import ARMS, KGCard, KnowledgeGraph, LinUCB, PathPolicy, as_sentences, as_triples, bfs_paths
+from kcard_kg import ARMS, KGCard, KnowledgeGraph, LinUCB, PathPolicy, as_sentences, as_triples, bfs_paths
 from kcard_core.plugins import load_registry
 from kcard_core.text import split_options
 
@@ -61,6 +61,7 @@ def test_kg_card_from_a_manifest(tmp_path):
                                        "type": "kg", "artifacts": {"triples": {"file": "kg.tsv"}}}, base_dir=tmp_path)
     (tmp_path / "card.toml").write_text('name = "geo"\ndescription = "countries"\nversion = "1"\nlicense = "MIT"\n'
                                         'type = "kg"\n[artifacts.triples]\nfile = "kg.tsv"\n')
+    load_registry(only=["kcard-kg"])  # the plugin registers the card type "kg"
     card = Card.from_manifest(tmp_path / "card.toml")
     assert isinstance(card, KGCard) and card.manifest == manifest
     docs = card.generate(f"{QUESTION} Options: A. Vienna; B. Lima.")
@@ -70,6 +71,6 @@ def test_kg_card_from_a_manifest(tmp_path):
 
 
 def test_countries_kg_card_is_installed_and_answers():
-    card = load_registry(only=["kcard-card-countries"]).card("countries-kg")
+    card = load_registry(only=["kcard-kg", "kcard-card-countries"]).card("countries-kg")
     text = card.generate(f"{QUESTION} Options: A. Vienna; B. Lima; C. Tokyo; D. Nairobi.")[0].page_content
     assert "Austria borders Germany" in text and "Vienna" in text

@@ -1,5 +1,5 @@
-"""Knowledge-graph cards (after KnowGPT, Zhang et al. 2024): a triple store, question grounding,
-subgraph extraction (bounded BFS, or a path policy trained with REINFORCE), three prompt formats,
+"""kcard plugin: the card type "kg", knowledge-graph cards (after KnowGPT, Zhang et al. 2024): a
+triple store, question grounding, subgraph extraction (bounded BFS, or a path policy trained with REINFORCE), three prompt formats,
 and a LinUCB bandit that learns which extractor × format suits which question.
 
 Everything here is numpy and the standard library: embeddings are hashed bags of words (cheap,
@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterable
 from kcard_core.backends import Sampling
 from kcard_core.cards import Card
 from kcard_core.errors import KcardError
+from kcard_core.hookspecs import hookimpl
 from kcard_core.loading import load_object
 from kcard_core.text import one_line, split_options
 
@@ -328,3 +329,8 @@ class KGCard(Card):
     def write(self, query: str, n: int, sampling: Sampling) -> list[str]:
         text = self.knowledge(query, self.choose_arm(query), sampling)
         return [text] if text else []
+
+
+@hookimpl
+def register_card_types(register):
+    register("kg", KGCard)
