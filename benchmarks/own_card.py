@@ -87,7 +87,7 @@ def ask_all(corpus: str, card: Card | None) -> dict:
         for item in questions(corpus):
             result = chain.invoke(item["question"])
             right += contains_answer(result["answer"], [item["answer"]]) > 0
-            chosen += any(c["card"] == corpus for c in result["trace"].cards)
+            chosen += any(c.card == corpus for c in result["trace"].cards)
         rows[key] = right
         rows[key.replace("right", "seconds_per_question")] = round((time.perf_counter() - started) / 20, 2)
         if mode == "top-down-auto":

@@ -58,7 +58,7 @@ def main() -> None:
         row = {"method": mode, "questions": len(wrong), "right": right, "seconds_per_question": seconds,
                "on": "the questions vanilla got wrong"}
         if mode == "top-down-auto":
-            row["cards chosen"] = sorted({c["card"] for r in results for c in r["trace"].cards})
+            row["cards chosen"] = sorted({c.card for r in results for c in r["trace"].cards})
         rows.append(row)
         print(row, flush=True)
     lines = ["| method | on | right | s / question |", "|---|---|---|---|"] + [

@@ -45,7 +45,7 @@ class PluginInfo:
 SLOW_IMPORT_SECONDS = 1.0  # every kcard command imports every plugin: more than this is worth a warning
 
 
-def _normalise(name: str) -> str:
+def normalise(name: str) -> str:
     return name.lower().replace("_", "-")
 
 
@@ -84,7 +84,7 @@ class Registry:
             if (dist_name, entry_point.name) in seen:  # the same distribution twice on sys.path
                 continue
             seen.add((dist_name, entry_point.name))
-            if only is not None and not {_normalise(entry_point.name), _normalise(dist_name or "")} & set(only):
+            if only is not None and not {normalise(entry_point.name), normalise(dist_name or "")} & set(only):
                 continue
             info = PluginInfo(entry_point.name, dist_name, dist.version if dist else None)
             self.plugins[info.name] = info
@@ -192,6 +192,20 @@ class Registry:
         self.warnings.append(f"card name {name!r} is registered by more than one plugin: "
                              f"use {' or '.join(k for k in self.cards if k.endswith(f'/{name}'))}")
 
+    def installed(self) -> list[dict[str, Any]]:
+        """Every installed plugin distribution, loaded or not: trusted or not, where its code lives,
+        where its cards' weights come from (``kcard trust list``)."""
+        allowed, rows = trusted(), []
+        for entry_point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+            dist = entry_point.dist
+            name = dist.name if dist else entry_point.name
+            cards = {card: {role: a.describe() for role, a in self.cards[card].manifest.artifacts.items()}
+                     for card, plugin in self.card_plugins.items() if plugin == entry_point.name}
+            rows.append({"distribution": name, "version": dist.version if dist else None,
+                         "entry_point": entry_point.value, "code": str(dist.locate_file("")) if dist else None,
+                         "trusted": allowed is None or normalise(name) in allowed, "cards": cards})
+        return rows
+
     # -- lookups ---------------------------------------------------------------------------
 
     def card(self, name: str):
@@ -234,7 +248,7 @@ def load_registry(strict: bool | None = None, only: list[str] | None = None) -> 
     if strict is None:
         strict = os.environ.get("KCARD_STRICT_PLUGINS", "") not in ("", "0")
     if only is None and "KCARD_LOAD_PLUGINS" in os.environ:
-        only = [_normalise(name.strip()) for name in os.environ["KCARD_LOAD_PLUGINS"].split(",") if name.strip()]
+        only = [normalise(name.strip()) for name in os.environ["KCARD_LOAD_PLUGINS"].split(",") if name.strip()]
     if only is None:
         only = trusted()
     registry = Registry(strict=strict, trace=os.environ.get("KCARD_TRACE_PLUGINS", "") not in ("", "0"))
@@ -244,6 +258,14 @@ def load_registry(strict: bool | None = None, only: list[str] | None = None) -> 
     for warning in registry.warnings:
         log.warning(warning)
     return registry
+
+
+def trust(names: list[str]) -> list[str]:
+    """Write the trust list: only these distributions load from now on. Returns it as written."""
+    from kcard_core.config import write_atomically
+
+    write_atomically(trust_file(), json.dumps({"plugins": sorted(set(names))}, indent=1) + "\n")
+    return trusted() or []
 
 
 def trust_file() -> Path:
@@ -258,7 +280,7 @@ def trusted() -> list[str] | None:
         return None
     except (ValueError, KeyError, TypeError) as error:
         raise KcardError(f"{trust_file()} is not a valid trust list ({error}): fix it or run kcard trust reset") from None
-    return [_normalise(name) for name in names]
+    return [normalise(name) for name in names]
 
 
 _registry: Registry | None = None

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
+from kcard_core.errors import KcardError
+
 ALWAYS, NEVER = math.inf, 0.0  # thresholds: cards below the threshold, so inf = always, 0 = never
 
 
@@ -122,3 +124,21 @@ def calibrate(rows: list[dict], splits: int = 100, dev_share: float = 0.75, seed
         totals["always"] += score(test, {"default": ALWAYS})[0]
     means = {key: round(100 * value / splits, 2) for key, value in totals.items()}
     return {"held_out": means, "splits": splits, "questions": len(rows), "thresholds": fit(rows)}
+
+
+def paired_runs(runs: str | Path, dataset: str, with_method: str, without_method: str) -> list[dict]:
+    """The questions ``kcard eval DATASET --out RUNS`` answered both with and without cards, each with
+    its relation, its subject's popularity and both scores: what :func:`calibrate` fits."""
+    def load(method: str) -> dict[str, dict]:
+        path = Path(runs) / dataset / method / "predictions.jsonl"
+        if not path.is_file():
+            raise KcardError(f"no predictions at {path}: run kcard eval {dataset} --mode {method} --out {runs}")
+        return {row["id"]: row for row in map(json.loads, path.open())}
+
+    with_rows, without_rows = load(with_method), load(without_method)
+    rows = [{"relation": row["meta"].get("relation"), "views": row["meta"]["s_pop"],
+             "with": row["scores"]["accuracy"], "without": without_rows[key]["scores"]["accuracy"]}
+            for key, row in with_rows.items() if key in without_rows and "s_pop" in row["meta"]]
+    if len(rows) < 8:
+        raise KcardError(f"{len(rows)} questions with a popularity in both runs: at least 8 are needed")
+    return rows

@@ -14,6 +14,7 @@ from langchain_core.runnables import RunnableConfig
 
 from kcard_core.backends import yes_probability
 from kcard_core.runs import KcardRunnable
+from kcard_core.trace import Revision
 from kcard_core.text import f1, one_line
 
 INCONSISTENT = "The response is inconsistent with the knowledge. Please generate again."
@@ -79,22 +80,22 @@ class VerifyAndRevise(KcardRunnable):
     def _invoke(self, input: Any, config: RunnableConfig) -> dict:
         result = self.chain.invoke(input, config)
         trace = result["trace"]
-        knowledge = " ".join(doc["text"] for doc in trace.documents.values() if doc.get("used"))
+        knowledge = trace.knowledge()
         if not knowledge:  # nothing to verify against
             return result
         prompt, response = trace.prompt, result["answer"]
         for round_number in range(self.max_rounds + 1):
             score, feedback = self.utility.score(result["question"], knowledge, response)
             revised = score < self.utility.threshold and round_number < self.max_rounds
-            trace.revisions.append({"round": round_number, "response": response, "score": round(score, 4),
-                                    "utility": self.utility.name, "feedback": feedback if revised else None})
+            trace.revisions.append(Revision(round_number, response, round(score, 4), self.utility.name,
+                                            feedback if revised else None))
             if not revised:
                 break
             prompt = revision_prompt(prompt, response, feedback)
             with trace.timer("revise"):
                 response = self.chain.ask(prompt, config)
-        best = max(trace.revisions, key=lambda candidate: candidate["score"])  # the first of equals
-        trace.answer = result["answer"] = best["response"]
+        best = max(trace.revisions, key=lambda candidate: candidate.score)  # the first of equals
+        trace.answer = result["answer"] = best.response
         return result
 
 

@@ -13,19 +13,83 @@ from langchain_core.documents import Document
 TRACE_VERSION = 1  # in to_dict(); raised when a key changes its meaning (docs/concepts.md, "The trace")
 
 
+def _plain(record: Any) -> dict[str, Any]:
+    """A record as JSON: its fields without the empty optional ones, its ``details`` spread in."""
+    data = {key: value for key, value in vars(record).items() if key != "details" and value is not None}
+    return {**data, **getattr(record, "details", {})}
+
+
+@dataclass
+class CardChoice:
+    """A card the chain asked, and why."""
+    card: str
+    why: str
+
+
+@dataclass
+class Turn:
+    """A step on the way to the answer: a question the base LLM answered (``reply``), or kcard's own
+    decision (no reply: ``details["why"]`` says it)."""
+    question: str
+    reply: str | None = None
+    iteration: int | None = None  # top-down: the round of asking
+    needs_more: bool | None = None  # top-down: its yes/no
+    card: str | None = None  # the card this step chose
+    details: dict[str, Any] = field(default_factory=dict)  # what else it measured (p_yes, similarity, how, …)
+
+
+@dataclass
+class StageScore:
+    """One selector's verdict on one document."""
+    score: float | None
+    kept: bool
+    text: str | None = None  # the document as this stage left it, when it rewrote it (pruning)
+    details: dict[str, Any] = field(default_factory=dict)  # the selector's own (fact_check, evidence, …)
+
+
+@dataclass
+class DocumentRecord:
+    """A document a card wrote, and its fate."""
+    card: str | None
+    text: str
+    backend: str | None = None
+    generation: dict[str, Any] | None = None  # n, max_tokens, temperature, seed
+    stages: dict[str, StageScore] = field(default_factory=dict)  # selector name -> its verdict
+    used: bool = False  # reached the base LLM's prompt
+    dropped: str | None = None  # left out before any selector ("empty")
+    duplicate_of: str | None = None  # the id of the document it repeats
+
+
+@dataclass
+class CardError:
+    """A card that failed: the answer still comes, from the others."""
+    card: str
+    error: str
+
+
+@dataclass
+class Revision:
+    """Verify-and-revise: one candidate answer, its utility score, and the feedback when it was revised."""
+    round: int
+    response: str
+    score: float
+    utility: str
+    feedback: str | None
+
+
 @dataclass
 class Trace:
     mode: str
     question: str
     model: str = ""
     answer: str = ""
-    cards: list[dict[str, str]] = field(default_factory=list)  # {"card", "why"}
-    turns: list[dict[str, Any]] = field(default_factory=list)  # the base LLM's replies on the way (top-down, options)
-    documents: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> text, card, stages
+    cards: list[CardChoice] = field(default_factory=list)
+    turns: list[Turn] = field(default_factory=list)  # the base LLM's replies on the way (top-down, options)
+    documents: dict[str, DocumentRecord] = field(default_factory=dict)  # by document id
     prompt: str = ""
     seconds: dict[str, float] = field(default_factory=dict)  # wall time per stage
-    errors: list[dict[str, str]] = field(default_factory=list)  # {"card", "error"}: the answer still comes
-    revisions: list[dict[str, Any]] = field(default_factory=list)  # verify-and-revise: each candidate answer
+    errors: list[CardError] = field(default_factory=list)
+    revisions: list[Revision] = field(default_factory=list)
 
     @contextmanager
     def timer(self, stage: str) -> Iterator[None]:
@@ -38,39 +102,48 @@ class Trace:
     def add_documents(self, documents: list[Document]) -> None:
         for doc in documents:
             meta = doc.metadata
-            self.documents[meta["id"]] = {"card": meta.get("card"), "text": doc.page_content,
-                                          "backend": meta.get("backend"), "generation": meta.get("generation"),
-                                          "stages": {}, "used": False}
+            self.documents[meta["id"]] = DocumentRecord(meta.get("card"), doc.page_content, meta.get("backend"),
+                                                        meta.get("generation"))
 
     def add_stage(self, stage: str, scores: dict[str, float | None], kept: list[str],
                   texts: dict[str, str] | None = None, details: dict[str, dict] | None = None) -> None:
         for doc_id, score in scores.items():
-            record = self.documents.setdefault(doc_id, {"stages": {}})
-            record["stages"][stage] = {"score": score, "kept": doc_id in kept, **(details or {}).get(doc_id, {})}
-            if texts and texts.get(doc_id) not in (None, record.get("text")):
-                record["stages"][stage]["text"] = texts[doc_id]
+            record = self.documents.setdefault(doc_id, DocumentRecord(None, (texts or {}).get(doc_id, "")))
+            text = (texts or {}).get(doc_id)
+            record.stages[stage] = StageScore(score, doc_id in kept, text if text != record.text else None,
+                                              dict((details or {}).get(doc_id, {})))
 
     def mark_used(self, documents: list[Document]) -> None:
         """Note which documents reached the base LLM's prompt."""
         for doc in documents:
-            self.documents[doc.metadata["id"]]["used"] = True
+            self.documents[doc.metadata["id"]].used = True
+
+    def knowledge(self) -> str:
+        """The text of the documents that reached the base LLM's prompt."""
+        return " ".join(record.text for record in self.documents.values() if record.used)
 
     def problems(self) -> list[str]:
         """What went wrong on the way, in words for stderr: cards that failed, documents that were empty."""
-        found = [f"card {error['card']} failed: {error['error']}" for error in self.errors]
+        found = [f"card {error.card} failed: {error.error}" for error in self.errors]
         written: dict[str, list[bool]] = {}
         for record in self.documents.values():
-            if record.get("card"):
-                written.setdefault(record["card"], []).append(record.get("dropped") == "empty")
+            if record.card:
+                written.setdefault(record.card, []).append(record.dropped == "empty")
         found += [f"card {card} wrote {sum(empty)} empty document{'s' * (sum(empty) > 1)} of {len(empty)} "
                   f"(its model stopped at once: is it trained on text like this question?)"
                   for card, empty in written.items() if any(empty)]
         return found
 
     def to_dict(self) -> dict[str, Any]:
-        data = {"trace_version": TRACE_VERSION, **asdict(self)}
-        data["documents"] = [{"id": doc_id, **record} for doc_id, record in self.documents.items()]
-        return data
+        """The trace as JSON (docs/concepts.md, "The trace")."""
+        documents = [{"id": doc_id, **_plain(record), "stages": {name: _plain(stage) for name, stage in
+                                                                 record.stages.items()}}
+                     for doc_id, record in self.documents.items()]
+        return {"trace_version": TRACE_VERSION, "mode": self.mode, "question": self.question, "model": self.model,
+                "answer": self.answer, "cards": [_plain(c) for c in self.cards],
+                "turns": [_plain(t) for t in self.turns], "documents": documents, "prompt": self.prompt,
+                "seconds": self.seconds, "errors": [_plain(e) for e in self.errors],
+                "revisions": [asdict(r) for r in self.revisions]}
 
 
 def format_trace(trace: dict) -> str:

@@ -34,7 +34,7 @@ def test_a_chain_runs_unchanged_on_a_remote_server(server_url):
     settings = {"backends": {"openai": {"base_url": server_url, "eos_token_id": 2}}}
     chain = build_chain("bottom-up", cards=["textbook"], backend="openai", n1=2, settings=settings, cache=False)
     result = chain.invoke(QUESTION)
-    assert result["answer"] and {d["backend"] for d in result["trace"].documents.values()} == {"openai"}
+    assert result["answer"] and {d.backend for d in result["trace"].documents.values()} == {"openai"}
 
 
 def remote_card_settings(url: str) -> dict:
@@ -46,9 +46,9 @@ def test_bottom_up_survives_a_server_that_is_down():
     started = time.monotonic()
     result = build_chain("bottom-up", settings=settings, n1=1, cache=False).invoke(QUESTION)
     assert result["answer"] and time.monotonic() - started < 60
-    assert [e["card"] for e in result["trace"].errors] == ["general"]
-    assert "APIConnectionError" in result["trace"].errors[0]["error"]
-    written = {d["card"] for d in result["trace"].documents.values()}
+    assert [e.card for e in result["trace"].errors] == ["general"]
+    assert "APIConnectionError" in result["trace"].errors[0].error
+    written = {d.card for d in result["trace"].documents.values()}
     assert "general" not in written and {"textbook", "midterm2022"} <= written  # the local LM cards still wrote
 
 
@@ -61,4 +61,4 @@ def test_bottom_up_survives_a_server_killed_mid_query():
         started = time.monotonic()
         result = chain.invoke(QUESTION)
     assert result["answer"] and time.monotonic() - started < 90
-    assert [e["card"] for e in result["trace"].errors] == ["general"]
+    assert [e.card for e in result["trace"].errors] == ["general"]

@@ -17,28 +17,28 @@ QUESTION = "What is the capital of Australia?"
 def test_yes_no_ensemble_asks_three_wordings_and_records_the_vote():
     result = build_chain("top-down-auto", cards=["countries", "textbook"], n1=1, ensemble=True).invoke(QUESTION)
     turns = result["trace"].turns
-    assert [turn["question"] for turn in turns[:3]] == list(NEED_MORE_TEMPLATES)
+    assert [turn.question for turn in turns[:3]] == list(NEED_MORE_TEMPLATES)
     vote = turns[3]
-    assert vote["needs_more"] == (sum(turn["needs_more"] for turn in turns[:3]) >= 2)
-    assert vote["unanimous"] == (len({turn["needs_more"] for turn in turns[:3]}) == 1)
+    assert vote.needs_more == (sum(turn.needs_more is not False for turn in turns[:3]) >= 2)
+    assert vote.details["unanimous"] == (len({turn.needs_more is not False for turn in turns[:3]}) == 1)
     assert result["answer"]
 
 
 def test_combined_mode_pools_the_two_cards_matching_the_need():
     result = build_chain("combined", cards=["countries", "textbook", "computing"], n1=1).invoke(QUESTION)
     trace = result["trace"]
-    if trace.turns[0]["needs_more"]:
-        pool = trace.turns[1]["cards"]
-        assert len(pool) == 2 and {doc["card"] for doc in trace.documents.values()} <= set(pool)
-        assert any(doc["used"] for doc in trace.documents.values())
+    if trace.turns[0].needs_more is not False:
+        pool = trace.turns[1].details["cards"]
+        assert len(pool) == 2 and {doc.card for doc in trace.documents.values()} <= set(pool)
+        assert any(doc.used for doc in trace.documents.values())
     assert result["answer"]
 
 
 def test_self_critique_revision_keeps_a_scored_answer():
     result = build_chain("bottom-up", cards=["countries"], n1=1, revise="self-critique").invoke(QUESTION)
     revisions = result["trace"].revisions
-    assert 1 <= len(revisions) <= 3 and all(0 <= r["score"] <= 1 for r in revisions)
-    assert result["answer"] == max(revisions, key=lambda r: r["score"])["response"]
+    assert 1 <= len(revisions) <= 3 and all(0 <= r.score <= 1 for r in revisions)
+    assert result["answer"] == max(revisions, key=lambda r: r.score).response
     assert "Canberra" in result["answer"]  # what the countries card knows
 
 

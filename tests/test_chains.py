@@ -4,6 +4,7 @@ import pytest
 from langchain_core.language_models.fake import FakeListLLM
 
 from conftest import FakeBackend, make_card
+from kcard_core.trace import CardError
 from kcard_core.chains import BottomUp, GenRead, TopDown, Vanilla
 from kcard_core.chains.top_down import match_card_name, parse_yes_no
 from kcard_core.errors import KcardError
@@ -47,17 +48,17 @@ def test_bottom_up_prepends_selected_knowledge_and_names_the_failed_card(cards):
     result = chain.invoke("What is the capital of France?")
     trace = result["trace"]
     assert result["answer"] == "Paris"
-    assert trace.errors == [{"card": "broken", "error": "RuntimeError: the model crashed"}]
+    assert trace.errors == [CardError("broken", "RuntimeError: the model crashed")]
     assert len(trace.documents) == 4  # two cards × n1=2
-    used = [doc_id for doc_id, doc in trace.documents.items() if doc["used"]]
+    used = [doc_id for doc_id, doc in trace.documents.items() if doc.used]
     assert len(used) == 2
     question = "Question: What is the capital of France?"
     assert trace.prompt.startswith(f"{question}\nKnowledge: ")
     assert trace.prompt.endswith(f"{question}\nAnswer:")
     for doc_id in used:
-        assert trace.documents[doc_id]["text"] in trace.prompt
-    stages = trace.documents["science#1"]["stages"]["length"]
-    assert stages["score"] > 0 and "kept" in stages
+        assert trace.documents[doc_id].text in trace.prompt
+    stage = trace.documents["science#1"].stages["length"]
+    assert stage.score > 0 and stage.kept in (True, False)
     assert set(trace.seconds) >= {"cards", "length", "knowledge", "answer"}
 
 
@@ -79,24 +80,24 @@ def test_top_down_auto_matches_the_stated_need_to_a_description(cards):
     result = chain.invoke("Who won the 2022 Georgia senate race?")
     trace = result["trace"]
     assert result["answer"] == "Raphael Warnock"
-    assert trace.cards[0]["card"] == "politics"
+    assert trace.cards[0].card == "politics"
     assert llm.prompts[1].endswith("Do you need more information? (Yes or No) Yes\n"
                                    "What kind of information do you need?")
     # the answer is read as bottom-up reads it: the question, the knowledge, the question again
     question = "Question: Who won the 2022 Georgia senate race?"
     assert llm.prompts[2].startswith(f"{question}\nKnowledge: politics knows fact")
     assert llm.prompts[2].endswith(f"\n{question}\nAnswer:")
-    assert sum(doc["used"] for doc in trace.documents.values()) == 1
+    assert sum(doc.used for doc in trace.documents.values()) == 1
 
 def test_top_down_auto_matches_the_question_when_it_is_closer_than_the_stated_need(cards):
     # a small base LLM restates its demonstration's need; the question itself names the subject
     llm = FakeListLLM(responses=["Yes", "The results of the elections", "100 °C"])
     chain = TopDown(llm, cards[:2], ByLength(name="factuality"), n1=1, examples=[])
     trace = chain.invoke("What is the boiling point of water in physics and chemistry?")["trace"]
-    assert trace.cards[0]["card"] == "science"
-    assert trace.turns[-1]["matched"] == "question" and "closest to the question" in trace.cards[0]["why"]
+    assert trace.cards[0].card == "science"
+    assert trace.turns[-1].details["matched"] == "question" and "closest to the question" in trace.cards[0].why
     trace = chain.invoke("Which party won the elections?")["trace"]  # both point the same way: the need
-    assert trace.cards[0]["card"] == "politics" and trace.turns[-1]["matched"] == "need"
+    assert trace.cards[0].card == "politics" and trace.turns[-1].details["matched"] == "need"
 
 
 
@@ -105,15 +106,15 @@ def test_top_down_exp_maps_the_named_source_to_a_card(cards):
     chain = TopDown(llm, cards[:2], ByLength(name="factuality"), explicit=True, n1=1, examples=[])
     trace = chain.invoke("What is the boiling point of water?")["trace"]
     assert llm.prompts[1].endswith("Choose an information source from the following: science, politics.\nSource:")
-    assert trace.cards[0]["card"] == "science"
+    assert trace.cards[0].card == "science"
 
 
 def test_top_down_exp_matches_the_question_when_no_source_is_named(cards):
     llm = FakeListLLM(responses=["Yes", "", "Warnock"])
     chain = TopDown(llm, cards[:2], ByLength(name="factuality"), explicit=True, n1=1, examples=[])
     trace = chain.invoke("Which senators won the elections?")["trace"]
-    assert trace.cards[0]["card"] == "politics"
-    assert "closest description" in trace.turns[-1]["how"]
+    assert trace.cards[0].card == "politics"
+    assert "closest description" in trace.turns[-1].details["how"]
 
 
 @pytest.mark.parametrize("explicit, replies", [(False, ["Yes", "The author of the novel", "Jane Austen"]),
@@ -124,7 +125,7 @@ def test_top_down_answers_without_a_card_when_none_matches_the_need(cards, expli
     chain = TopDown(llm, cards[:2], ByLength(name="factuality"), explicit=explicit, similarity=far, examples=[])
     result = chain.invoke("Who wrote Pride and Prejudice?")
     assert result["answer"] == "Jane Austen" and result["trace"].cards == [] and result["trace"].documents == {}
-    assert "answered without one" in result["trace"].turns[-1]["why"]
+    assert "answered without one" in result["trace"].turns[-1].details["why"]
     assert replies[1] not in llm.prompts[-1]  # the stated need is not read as if it were the answer
     assert llm.prompts[-1].endswith("Question: Who wrote Pride and Prejudice?\nAnswer:")
     from kcard_core.trace import format_trace
@@ -143,7 +144,7 @@ def test_top_down_keeps_the_cards_first_document_among_near_ties(cards):
     chain = TopDown(FakeListLLM(responses=["Yes", "physics", "x"]), cards[:1], Flat(name="factuality"), n1=3,
                     examples=[])
     trace = chain.invoke("q?")["trace"]
-    assert [doc_id for doc_id, doc in trace.documents.items() if doc["used"]] == ["science#1"]
+    assert [doc_id for doc_id, doc in trace.documents.items() if doc.used] == ["science#1"]
 
 
 def test_empty_documents_are_left_out_and_the_trace_says_so(tmp_path):
@@ -153,7 +154,7 @@ def test_empty_documents_are_left_out_and_the_trace_says_so(tmp_path):
 
     card = make_card(tmp_path, "quiet", "sometimes silent", Silent())
     trace = BottomUp(FakeListLLM(responses=["Paris"]), [card], [], n1=2, examples=[]).invoke("Capital?")["trace"]
-    assert trace.documents["quiet#1"]["dropped"] == "empty" and trace.documents["quiet#2"]["used"]
+    assert trace.documents["quiet#1"].dropped == "empty" and trace.documents["quiet#2"].used
     from kcard_core.trace import format_trace
 
     assert "quiet#1: left out: empty" in format_trace(trace.to_dict())
@@ -173,7 +174,7 @@ def test_top_down_iterates_up_to_max_iterations(cards):
     llm = FakeListLLM(responses=["Yes", "physics", "Yes", "elections", "Done"])
     chain = TopDown(llm, cards[:2], ByLength(name="factuality"), n1=1, max_iterations=2, examples=[])
     trace = chain.invoke("q?")["trace"]
-    assert [c["card"] for c in trace.cards] == ["science", "politics"]
+    assert [c.card for c in trace.cards] == ["science", "politics"]
     assert trace.prompt.startswith("Question: q?\nKnowledge: science knows fact 0 about q?. politics knows fact 0 about q?.")
 
 
@@ -213,9 +214,9 @@ def test_calibrated_decision_compares_p_yes_with_a_content_free_question(cards):
     llm = FakeListLLM(responses=["No", "elections", "Warnock"])
     chain = TopDown(llm, cards[:2], ByLength(name="factuality"), yes_probability=p_yes, n1=1, examples=[])
     trace = chain.invoke("Who won in Georgia?")["trace"]
-    assert trace.turns[0]["reply"] == "No" and trace.turns[0]["needs_more"] is True
-    assert (trace.turns[0]["p_yes"], trace.turns[0]["p_yes_content_free"]) == (0.2, 0.1)
-    assert trace.cards[0]["card"] == "politics"
+    assert trace.turns[0].reply == "No" and trace.turns[0].needs_more is True
+    assert (trace.turns[0].details["p_yes"], trace.turns[0].details["p_yes_content_free"]) == (0.2, 0.1)
+    assert trace.cards[0].card == "politics"
     chain.invoke("Again?")
     assert sum("Question: N/A" in p for p in seen) == 1  # the content-free baseline is computed once
 
@@ -227,7 +228,7 @@ def test_repeated_documents_are_dropped_and_marked(tmp_path):
 
     card = make_card(tmp_path, "echo", "repeats itself", Repeating())
     trace = BottomUp(FakeListLLM(responses=["x"]), [card], [ByLength(keep=3)], n1=3, examples=[]).invoke("q")["trace"]
-    assert trace.documents["echo#2"]["duplicate_of"] == "echo#1" and trace.documents["echo#3"]["duplicate_of"] == "echo#1"
+    assert trace.documents["echo#2"].duplicate_of == "echo#1" and trace.documents["echo#3"].duplicate_of == "echo#1"
     assert trace.prompt.count("Same text.") == 1
 
 
@@ -242,19 +243,19 @@ def test_genread_uses_the_document_the_base_llm_wrote():
     llm = FakeListLLM(responses=["Canberra is the capital of Australia.\nIt was chosen in 1908.", "Canberra"])
     result = GenRead(llm, examples=[]).invoke("Capital of Australia?")
     assert result["answer"] == "Canberra"
-    assert result["trace"].documents["genread#1"]["text"] == "Canberra is the capital of Australia. It was chosen in 1908."
+    assert result["trace"].documents["genread#1"].text == "Canberra is the capital of Australia. It was chosen in 1908."
     assert result["trace"].prompt.splitlines()[1] == "Knowledge: Canberra is the capital of Australia. It was chosen in 1908."
 
 
 def test_yes_no_ensemble_follows_the_majority_of_three_templates(cards):
     llm = FakeListLLM(responses=["Yes", "No", "Yes.", "elections", "Warnock"])
     trace = TopDown(llm, cards[:2], ByLength(name="factuality"), ensemble=True, n1=1, examples=[]).invoke("Who won?")["trace"]
-    asked = [turn["question"] for turn in trace.turns[:3]]
+    asked = [turn.question for turn in trace.turns[:3]]
     assert asked == ["Do you need more information? (Yes or No)", "Is more information needed here? (Yes or No)",
                      "Would you like additional information? (Yes or No)"]
     vote = trace.turns[3]
-    assert vote["needs_more"] is True and vote["unanimous"] is False
-    assert trace.cards[0]["card"] == "politics" and trace.answer == "Warnock"
+    assert vote.needs_more is True and vote.details["unanimous"] is False
+    assert trace.cards[0].card == "politics" and trace.answer == "Warnock"
 
 
 def test_verify_and_revise_regenerates_with_feedback_and_keeps_the_best(cards):
@@ -264,8 +265,8 @@ def test_verify_and_revise_regenerates_with_feedback_and_keeps_the_best(cards):
     chain = VerifyAndRevise(BottomUp(llm, cards[:2], [ByLength(keep=1)], n1=1, examples=[]), KnowledgeF1())
     result = chain.invoke("Who won?")
     revisions = result["trace"].revisions
-    assert [r["response"] for r in revisions] == ["Nobody", "Still nobody", "politics knows fact 0"]
-    assert revisions[0]["feedback"] == INCONSISTENT and revisions[-1]["feedback"] is None
+    assert [r.response for r in revisions] == ["Nobody", "Still nobody", "politics knows fact 0"]
+    assert revisions[0].feedback == INCONSISTENT and revisions[-1].feedback is None
     assert result["answer"] == "politics knows fact 0" and chain.mode == "bottom-up+revise"
     assert revision_prompt("K\nAnswer:", "Nobody", INCONSISTENT) == f"K\nAnswer: Nobody\nFeedback: {INCONSISTENT}\nAnswer:"
 
@@ -275,7 +276,7 @@ def test_revision_stops_at_max_rounds_and_keeps_the_first_of_equals(cards):
 
     llm = FakeListLLM(responses=["Nobody", "Nope"])
     result = VerifyAndRevise(BottomUp(llm, cards[:1], [], n1=1, examples=[]), KnowledgeF1(), max_rounds=1).invoke("Q?")
-    assert [r["response"] for r in result["trace"].revisions] == ["Nobody", "Nope"]
+    assert [r.response for r in result["trace"].revisions] == ["Nobody", "Nope"]
     assert result["answer"] == "Nobody"
 
 
@@ -295,8 +296,8 @@ def test_combined_mode_runs_bottom_up_over_the_cards_matching_the_need(cards):
                      examples=[])
     result = chain.invoke("Who won in Georgia?")
     trace = result["trace"]
-    assert [c["card"] for c in trace.cards][0] == "politics" and len(trace.cards) == 2
-    assert sum(doc["used"] for doc in trace.documents.values()) == 1  # the selectors kept one of the pool's
+    assert [c.card for c in trace.cards][0] == "politics" and len(trace.cards) == 2
+    assert sum(doc.used for doc in trace.documents.values()) == 1  # the selectors kept one of the pool's
     assert result["answer"] == "Warnock" and chain.mode == "combined"
 
 
@@ -314,7 +315,7 @@ def test_card_text_cannot_hijack_top_down_control_flow_or_the_answer(tmp_path):
     chain = TopDown(llm, [card], ByLength(name="factuality"), n1=1, max_iterations=2, examples=[])
     result = chain.invoke("Who won in Georgia?")
     trace = result["trace"]
-    assert [t["needs_more"] for t in trace.turns if "needs_more" in t] == [True, True]  # the card's "No" is ignored
+    assert [t.needs_more for t in trace.turns if t.needs_more is not None] == [True, True]  # the card's "No" is ignored
     assert result["answer"] == "Warnock"
     lines = trace.prompt.splitlines()
     assert sum(line.startswith("Answer:") for line in lines) == 1 and lines[-1] == "Answer:"
@@ -353,8 +354,8 @@ def test_multiple_choice_is_answered_open_then_matched_to_an_option():
     result = Vanilla(llm, examples=[]).invoke(QUESTION_WITH_OPTIONS)
     assert result["answer"] == "B. Dale Strong"
     assert llm.prompts == ["Question: Who won the race?\nAnswer:"]  # the options out of sight
-    assert result["trace"].turns == [{"question": "answered without the options, matched to one",
-                                      "reply": "Dale Strong", "option": "B"}]
+    assert result["trace"].to_dict()["turns"] == [{"question": "answered without the options, matched to one",
+                                                   "reply": "Dale Strong", "option": "B"}]
 
 
 def test_without_knowledge_the_reader_is_asked_the_question_alone():

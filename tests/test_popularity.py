@@ -69,9 +69,9 @@ def test_gate_routes_by_popularity_and_says_why():
     table = PopularityTable({"Utah": 238255, "Muyinga Province": 205})
     gate = PopularityGate(Answers("with cards"), Answers("alone"), table, {"default": 1000})
     rare = gate.invoke("What is the capital of Muyinga Province?")
-    assert rare["answer"] == "with cards" and rare["trace"].turns[0]["cards"] is True
+    assert rare["answer"] == "with cards" and rare["trace"].turns[0].details["cards"] is True
     popular = gate.invoke("What is the capital of Utah?")
-    assert popular["answer"] == "alone" and "238255 views a month: answer alone" in popular["trace"].turns[0]["reply"]
+    assert popular["answer"] == "alone" and "238255 views a month: answer alone" in popular["trace"].turns[0].reply
 
 
 def test_calibrate_command_reads_eval_predictions(tmp_path):

@@ -25,28 +25,28 @@ def bottom_up_result():
 def test_bottom_up_uses_every_card_and_all_three_selectors(bottom_up_result):
     trace = bottom_up_result["trace"]
     assert bottom_up_result["answer"]
-    cards = {doc["card"] for doc in trace.documents.values()}
-    assert {"general", "textbook", "countries"} <= cards <= {c["card"] for c in trace.cards}
+    cards = {doc.card for doc in trace.documents.values()}
+    assert {"general", "textbook", "countries"} <= cards <= {c.card for c in trace.cards}
     for card in ("general", "textbook"):  # LM cards sample n1 = 1; retrieval cards return what matches
-        assert sum(doc["card"] == card for doc in trace.documents.values()) == 1
-    unique = [d for d in trace.documents.values() if not d.get("duplicate_of")]
-    relevance = [d for d in trace.documents.values() if "relevance" in d["stages"]]
+        assert sum(doc.card == card for doc in trace.documents.values()) == 1
+    unique = [d for d in trace.documents.values() if not d.duplicate_of]
+    relevance = [d for d in trace.documents.values() if "relevance" in d.stages]
     assert len(relevance) == len(unique) >= 2
-    assert sum(d["stages"]["relevance"]["kept"] for d in relevance) == min(5, len(unique))
-    factuality = [d for d in trace.documents.values() if "factuality" in d["stages"]]
-    assert sum(d["stages"]["factuality"]["kept"] for d in factuality) == 1  # n3 = 1 by default
-    assert all(0 <= d["stages"]["factuality"]["score"] <= 1 for d in factuality)
-    used = [d for d in trace.documents.values() if d["used"]]
+    assert sum(d.stages["relevance"].kept for d in relevance) == min(5, len(unique))
+    factuality = [d for d in trace.documents.values() if "factuality" in d.stages]
+    assert sum(d.stages["factuality"].kept for d in factuality) == 1  # n3 = 1 by default
+    assert all(0 <= d.stages["factuality"].score <= 1 for d in factuality)
+    used = [d for d in trace.documents.values() if d.used]
     assert len(used) == 1
     for doc in used:
-        assert doc["stages"]["pruning"].get("text", doc["text"]) in trace.prompt
+        assert (doc.stages["pruning"].text or doc.text) in trace.prompt
     assert trace.prompt.endswith(f"Question: {QUESTION}\nAnswer:")
 
 
 def test_same_seed_same_documents(bottom_up_result):
     again = build_chain("bottom-up", cards=["textbook"]).invoke(QUESTION)["trace"]
-    first = {k: v["text"] for k, v in bottom_up_result["trace"].documents.items() if k.startswith("textbook")}
-    assert {k: v["text"] for k, v in again.documents.items()} == first
+    first = {k: v.text for k, v in bottom_up_result["trace"].documents.items() if k.startswith("textbook")}
+    assert {k: v.text for k, v in again.documents.items()} == first
 
 
 @pytest.mark.parametrize("mode", ["top-down-auto", "top-down-exp"])
@@ -54,14 +54,14 @@ def test_same_seed_same_documents(bottom_up_result):
 def test_top_down_modes_run_for_real(mode, decide):
     result = build_chain(mode, decide=decide).invoke("Who wrote Pride and Prejudice?")
     trace = result["trace"]
-    assert result["answer"] and trace.turns[0]["question"] == "Do you need more information? (Yes or No)"
+    assert result["answer"] and trace.turns[0].question == "Do you need more information? (Yes or No)"
     if decide == "calibrated":
-        assert 0 < trace.turns[0]["p_yes_content_free"] < 1
-    if trace.turns[0]["needs_more"] is not False and not trace.cards:  # no card matched the need
-        assert "answered without one" in trace.turns[-1]["why"] and not trace.documents
-    elif trace.turns[0]["needs_more"] is not False:
-        assert trace.cards[0]["card"] in load_registry().cards
-        assert sum(d["used"] for d in trace.documents.values()) == 1
+        assert 0 < trace.turns[0].details["p_yes_content_free"] < 1
+    if trace.turns[0].needs_more is not False and not trace.cards:  # no card matched the need
+        assert "answered without one" in trace.turns[-1].details["why"] and not trace.documents
+    elif trace.turns[0].needs_more is not False:
+        assert trace.cards[0].card in load_registry().cards
+        assert sum(d.used for d in trace.documents.values()) == 1
         # the knowledge is read with the bottom-up prompt: question, knowledge, question, answer cue
         lines = trace.prompt.split("\n\n")[-1].splitlines()
         assert lines[0] == lines[2] == "Question: Who wrote Pride and Prejudice?"
@@ -108,11 +108,11 @@ def test_llm_pruning_and_llm_judge_run_on_the_base_llm():
     chain = build_chain("bottom-up", cards=["textbook"], n1=2, prune="llm", judge="both",
                         selectors=("relevance", "pruning", "factuality"))
     trace = chain.invoke(QUESTION)["trace"]  # the countries evidence holds Australia's capital
-    checked = [doc["stages"]["factuality"] for doc in trace.documents.values() if "factuality" in doc["stages"]]
-    assert checked and all(0 <= stage["fact_check"] <= 1 for stage in checked)
+    checked = [doc.stages["factuality"] for doc in trace.documents.values() if "factuality" in doc.stages]
+    assert checked and all(0 <= stage.details["fact_check"] <= 1 for stage in checked)
     for doc in trace.documents.values():
-        if "pruning" in doc["stages"]:
-            assert 0 < doc["stages"]["pruning"]["score"] <= 1
+        if "pruning" in doc.stages:
+            assert 0 < doc.stages["pruning"].score <= 1
 
 
 def test_a_card_that_fails_is_named_and_the_answer_still_comes(install_fake_plugin):
@@ -128,9 +128,9 @@ def test_a_card_that_fails_is_named_and_the_answer_still_comes(install_fake_plug
     registry = load_registry(only=["kcard-card-missing", "textbook", "llama-cpp", "selectors"])
     result = build_chain("bottom-up", registry=registry, n1=1).invoke(QUESTION)
     assert result["answer"]
-    assert result["trace"].errors == [{"card": "missing",
-                                       "error": "ArtifactError: model file /nowhere/missing.gguf is missing"}]
-    assert [d["card"] for d in result["trace"].documents.values()] == ["textbook"]
+    assert result["trace"].to_dict()["errors"] == [
+        {"card": "missing", "error": "ArtifactError: model file /nowhere/missing.gguf is missing"}]
+    assert [d.card for d in result["trace"].documents.values()] == ["textbook"]
 
 
 def test_model_from_user_config(kcard_home):

@@ -13,7 +13,6 @@ from kcard_core.chains.base import KnowledgeChain
 from kcard_core.chains.baselines import GenRead, Vanilla
 from kcard_core.chains.bottom_up import BottomUp
 from kcard_core.chains.top_down import Combined, TopDown
-from kcard_core import defaults
 from kcard_core.config import load_settings
 from kcard_core.defaults import BASELINES, MODES
 from kcard_core.errors import KcardError

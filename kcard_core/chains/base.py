@@ -15,7 +15,7 @@ from kcard_core.config import limit
 from kcard_core.errors import KcardError
 from kcard_core.runs import KcardRunnable
 from kcard_core.text import named_option, one_line, split_options, text_of, without_options
-from kcard_core.trace import Trace
+from kcard_core.trace import CardError, Trace, Turn
 
 ANSWER_STOP = ["\n"]  # every prompt segment is one line, so is the answer
 
@@ -78,8 +78,7 @@ class KnowledgeChain(KcardRunnable):
         if options and one_line(question) in trace.prompt:  # wherever the prompt asks it, it asks the stem
             reply = self.ask(trace.prompt.replace(one_line(question), one_line(stem)), config)
             key = named_option(reply, options)
-            trace.turns.append({"question": "answered without the options, matched to one",
-                                "reply": reply, "option": key})
+            trace.turns.append(Turn("answered without the options, matched to one", reply, details={"option": key}))
             if key:
                 return f"{key}. {options[key]}"
         return self.ask(trace.prompt, config)
@@ -135,15 +134,15 @@ class KnowledgeChain(KcardRunnable):
         documents, seen = [], {}
         for card, result in zip(cards, results):
             if isinstance(result, Exception):
-                trace.errors.append({"card": card.name, "error": f"{type(result).__name__}: {result}"})
+                trace.errors.append(CardError(card.name, f"{type(result).__name__}: {result}"))
                 continue
             trace.add_documents(result)
             for doc in result:  # low-temperature samples often repeat: a copy adds nothing but length
                 key = one_line(doc.page_content.lower())
                 if not key:
-                    trace.documents[doc.metadata["id"]]["dropped"] = "empty"
+                    trace.documents[doc.metadata["id"]].dropped = "empty"
                 elif key in seen:
-                    trace.documents[doc.metadata["id"]]["duplicate_of"] = seen[key]
+                    trace.documents[doc.metadata["id"]].duplicate_of = seen[key]
                 else:
                     seen[key] = doc.metadata["id"]
                     documents.append(doc)

@@ -11,7 +11,7 @@ from langchain_core.runnables import RunnableConfig
 from kcard_core.chains.base import KnowledgeChain
 from kcard_core.chains.prompts import BOTTOM_UP_EXAMPLES, GENREAD, bottom_up_prompt
 from kcard_core.text import one_line, text_of, without_options
-from kcard_core.trace import Trace
+from kcard_core.trace import CardChoice, DocumentRecord, Trace
 
 
 class Vanilla(KnowledgeChain):
@@ -39,6 +39,6 @@ class GenRead(KnowledgeChain):
             prompt = GENREAD.format(question=one_line(without_options(question))) + "\n"
             document = self.llm.invoke(prompt, config=config, max_tokens=self.DOCUMENT_TOKENS)
         document = one_line(text_of(document))
-        trace.documents["genread#1"] = {"card": None, "text": document, "stages": {}, "used": True}
-        trace.cards = [{"card": "(base LLM)", "why": "GenRead: the base LLM writes its own background document"}]
+        trace.documents["genread#1"] = DocumentRecord(None, document, used=True)
+        trace.cards = [CardChoice("(base LLM)", "GenRead: the base LLM writes its own background document")]
         return bottom_up_prompt(question, [document], self.examples)

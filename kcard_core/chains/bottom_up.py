@@ -10,7 +10,7 @@ from kcard_core.chains.base import KnowledgeChain
 from kcard_core.chains.prompts import BOTTOM_UP_EXAMPLES, bottom_up_prompt
 from kcard_core.text import without_options
 from kcard_core.selectors import SelectorPipeline
-from kcard_core.trace import Trace
+from kcard_core.trace import CardChoice, Trace
 
 
 class BottomUp(KnowledgeChain):
@@ -30,7 +30,7 @@ class BottomUp(KnowledgeChain):
 
     def knowledge(self, question: str, trace: Trace, config: RunnableConfig | None) -> list[Document]:
         """The documents that reach the prompt: every card writes, the selectors filter."""
-        trace.cards = [{"card": card.name, "why": "bottom-up asks every active card"} for card in self.cards]
+        trace.cards = [CardChoice(card.name, "bottom-up asks every active card") for card in self.cards]
         with trace.timer("cards"):
             documents = self.run_cards(self.cards, question, self.n1, trace, config)
         kept, stages = self.pipeline.run(documents, without_options(question), config)

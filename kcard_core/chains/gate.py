@@ -12,6 +12,7 @@ from kcard_core.errors import KcardError
 from kcard_core.plugins import Registry, get_registry
 from kcard_core.popularity import Popularity, use_cards
 from kcard_core.runs import KcardRunnable
+from kcard_core.trace import Turn
 from kcard_core.spec import ChainSpec
 
 
@@ -33,11 +34,10 @@ class PopularityGate(KcardRunnable):
         consult = use_cards(popularity, self.thresholds)
         result = (self.with_cards if consult else self.without).invoke(input, config)
         known = f"{popularity.entity!r}, {popularity.views} views a month" if popularity else "no known subject"
-        result["trace"].turns.insert(0, {
-            "question": "is the subject popular enough to answer alone?",
-            "reply": f"{known}: {'consult cards' if consult else 'answer alone'}",
-            "entity": popularity and popularity.entity, "views": popularity and popularity.views,
-            "relation": popularity and popularity.relation, "cards": consult})
+        result["trace"].turns.insert(0, Turn(
+            "is the subject popular enough to answer alone?", f"{known}: {'consult cards' if consult else 'answer alone'}",
+            details={"entity": popularity and popularity.entity, "views": popularity and popularity.views,
+                     "relation": popularity and popularity.relation, "cards": consult}))
         return result
 
 

@@ -20,7 +20,7 @@ from kcard_core.config import limit
 from kcard_core.errors import KcardError
 from kcard_core.selectors import SelectorPipeline, lexical_similarity
 from kcard_core.text import one_line, without_options
-from kcard_core.trace import Trace
+from kcard_core.trace import CardChoice, Trace, Turn
 
 Similarity = Callable[[str, Sequence[str]], list[float]]
 # A stated need (AUTO) or an unnamed source (EXP) whose closest card description is less similar
@@ -91,9 +91,8 @@ class TopDown(KnowledgeChain):
             votes = [self.needs_more(prompt, template, iteration, trace, config) for template in self.templates]
             need = sum(votes) * 2 > len(votes)  # the majority; an undecided reply voted yes already
             if len(votes) > 1:
-                trace.turns.append({"iteration": iteration, "question": "majority of the yes/no templates",
-                                    "reply": "Yes" if need else "No", "needs_more": need,
-                                    "unanimous": len(set(votes)) == 1})
+                trace.turns.append(Turn("majority of the yes/no templates", "Yes" if need else "No", iteration, need,
+                                        details={"unanimous": len(set(votes)) == 1}))
             prompt += f"{NEED_MORE} {'Yes' if need else 'No'}\n"
             if not need:
                 break
@@ -114,23 +113,23 @@ class TopDown(KnowledgeChain):
         """One template's vote, recorded in the trace: the reply's Yes/No, or calibrated P(yes)."""
         reply = self.ask(prompt + template, config)
         need = parse_yes_no(reply)
-        turn = {"iteration": iteration, "question": template, "reply": reply, "needs_more": need}
+        turn = Turn(template, reply, iteration, need)
         trace.turns.append(turn)
         if self.yes_probability is not None:
-            turn["p_yes"] = self.yes_probability(prompt + template)
-            turn["p_yes_content_free"] = self.content_free(template)
-            need = turn["needs_more"] = turn["p_yes"] > turn["p_yes_content_free"]
+            p_yes, content_free = self.yes_probability(prompt + template), self.content_free(template)
+            turn.details.update(p_yes=p_yes, p_yes_content_free=content_free)
+            need = turn.needs_more = p_yes > content_free
         elif need is None:  # neither yes nor no: asking a card costs less than a wrong answer
-            turn["assumed"] = "yes"
+            turn.details["assumed"] = "yes"
         return need is not False
 
     def knowledge_for(self, prompt: str, question: str, trace: Trace, config: RunnableConfig | None):
         """(the prompt with the card choice, the knowledge): one card chosen, its most factual document."""
         card, why, prompt = self.choose_card(prompt, question, trace, config)
         if card is None:
-            trace.turns.append({"question": "which card", "card": None, "why": why})
+            trace.turns.append(Turn("which card", details={"why": why}))
             return prompt, None
-        trace.cards.append({"card": card.name, "why": why})
+        trace.cards.append(CardChoice(card.name, why))
         return prompt, self.best_document(card, question, trace, config)
 
     def content_free(self, template: str = NEED_MORE) -> float:
@@ -148,7 +147,7 @@ class TopDown(KnowledgeChain):
             if name is None:  # a fallback: the reply (or, if empty, the question) matched to descriptions
                 name, similarity, _ = self.match_description(reply or question)
                 how = f"{how}; closest description {similarity:.2f}"
-            trace.turns.append({"question": "choose a source", "reply": reply, "card": name, "how": how})
+            trace.turns.append(Turn("choose a source", reply, card=name, details={"how": how}))
             why = f"the base LLM chose {reply!r} ({how})"
         else:
             prompt += WHAT_KIND
@@ -157,8 +156,8 @@ class TopDown(KnowledgeChain):
             # often restates its demonstration's need ("The results of the 2022 Nevada governor
             # election.") for a question that names the card's subject itself.
             name, similarity, matched = self.match_description(reply, without_options(question))
-            trace.turns.append({"question": WHAT_KIND, "reply": reply, "card": name,
-                                "similarity": round(similarity, 4), "matched": matched})
+            trace.turns.append(Turn(WHAT_KIND, reply, card=name,
+                                    details={"similarity": round(similarity, 4), "matched": matched}))
             why = f"its description is closest to the {matched} {(reply if matched == 'need' else question)!r} " \
                   f"({similarity:.2f})"
         if name is None:
@@ -216,9 +215,8 @@ class Combined(TopDown):
         need = self.ask(prompt, config)
         scores = self.description_scores(need, without_options(question))
         pool = sorted(scores, key=lambda n: -scores[n][0])[: self.pool_size]
-        trace.turns.append({"question": WHAT_KIND, "reply": need, "cards": pool})
-        trace.cards += [{"card": name, "why": f"one of the {len(pool)} descriptions closest to {need!r}"}
-                        for name in pool]
+        trace.turns.append(Turn(WHAT_KIND, need, details={"cards": pool}))
+        trace.cards += [CardChoice(name, f"one of the {len(pool)} descriptions closest to {need!r}") for name in pool]
         with trace.timer("cards"):
             documents = self.run_cards([self.by_name[n] for n in pool], question, self.n1, trace, config)
         kept, stages = self.pipeline.run(documents, without_options(question), config)
