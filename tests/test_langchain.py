@@ -81,6 +81,29 @@ def test_stream_and_astream_yield_the_same_chunks_in_one_run(cards):  # noqa: F8
     assert [root.name for root in recorder.roots] == ["kcard bottom-up"]
 
 
+class AsyncOnly(FakeListLLM):
+    """A model that can only be awaited: a sync call fails the test."""
+
+    def _call(self, *args, **kwargs):
+        raise AssertionError("the base LLM was called synchronously")
+
+
+@pytest.mark.parametrize("question", ["Capital of France?", "Capital of France? Options: A. Lyon; B. Paris."])
+def test_ainvoke_and_astream_await_the_base_llm_in_one_run(cards, question):  # noqa: F811
+    chain = BottomUp(AsyncOnly(responses=["Paris"]), cards[:2], [ByLength(keep=1)], n1=1, examples=[])
+    recorder = Recorder()
+
+    async def run():
+        result = await chain.ainvoke(question, {"callbacks": [recorder]})
+        return result, [chunk async for chunk in chain.astream(question)]
+
+    result, chunks = asyncio.run(run())
+    assert result["answer"] == chunks[0]["answer"] == ("B. Paris" if "Options" in question else "Paris")
+    assert result["trace"].answer == chunks[-1]["trace"].answer == result["answer"]
+    assert [root.name for root in recorder.roots] == ["kcard bottom-up"]
+    assert {run.name for run in recorder.roots[0].child_runs} == {"science", "politics", "length", "AsyncOnly"}
+
+
 def test_astream_events_shows_the_chain_and_its_cards(cards):  # noqa: F811
     chain = BottomUp(FakeListLLM(responses=["Paris"]), cards[:2], [ByLength(keep=1)], n1=1, examples=[])
 

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from abc import abstractmethod
-from typing import Any, AsyncIterator, Iterator
+from typing import Any, AsyncIterator, Generator, Iterable, Iterator
 
-from langchain_core.callbacks import CallbackManagerForChainRun
 from langchain_core.documents import Document
 from langchain_core.language_models import BaseLanguageModel
 from langchain_core.runnables import RunnableConfig, RunnableLambda
@@ -59,6 +58,10 @@ class KnowledgeChain(KcardRunnable):
         """One line from the base LLM."""
         return text_of(self.llm.invoke(prompt, config=config, stop=ANSWER_STOP)).strip()
 
+    async def aask(self, prompt: str, config: RunnableConfig | None) -> str:
+        """One line from the base LLM, natively async where the model is (a ChatOpenAI, say)."""
+        return text_of(await self.llm.ainvoke(prompt, config=config, stop=ANSWER_STOP)).strip()
+
     def _start(self, input: Any, config: RunnableConfig | None) -> tuple[str, Trace]:
         question = question_of(input)
         trace = Trace(mode=self.mode, question=question, model=self.model_name)
@@ -66,8 +69,9 @@ class KnowledgeChain(KcardRunnable):
             trace.prompt = self.prepare(question, trace, config)
         return question, trace
 
-    def answer(self, question: str, trace: Trace, config: RunnableConfig | None) -> str:
-        """The final answer to the prepared prompt.
+    def answering(self, question: str, trace: Trace) -> Generator[str, str, str]:
+        """The final answer to the prepared prompt, as steps: yields each prompt for the base LLM,
+        is sent its reply, returns the answer (``answer`` and ``aanswer`` drive it).
 
         A multiple-choice question ("… Options: A. X; B. Y.") is first answered open, the knowledge in
         sight but not the options, and the answer is matched to an option by name: small LLMs shown the
@@ -76,17 +80,42 @@ class KnowledgeChain(KcardRunnable):
         """
         stem, options = split_options(question)
         if options and one_line(question) in trace.prompt:  # wherever the prompt asks it, it asks the stem
-            reply = self.ask(trace.prompt.replace(one_line(question), one_line(stem)), config)
+            reply = yield trace.prompt.replace(one_line(question), one_line(stem))
             key = named_option(reply, options)
             trace.turns.append(Turn("answered without the options, matched to one", reply, details={"option": key}))
             if key:
                 return f"{key}. {options[key]}"
-        return self.ask(trace.prompt, config)
+        return (yield trace.prompt)
 
-    def _invoke(self, input: Any, run_manager: CallbackManagerForChainRun, config: RunnableConfig) -> dict:
+    def answer(self, question: str, trace: Trace, config: RunnableConfig | None) -> str:
+        steps = self.answering(question, trace)
+        prompt = next(steps)
+        try:
+            while True:
+                prompt = steps.send(self.ask(prompt, config))
+        except StopIteration as done:
+            return done.value
+
+    async def aanswer(self, question: str, trace: Trace, config: RunnableConfig | None) -> str:
+        steps = self.answering(question, trace)
+        prompt = next(steps)
+        try:
+            while True:
+                prompt = steps.send(await self.aask(prompt, config))
+        except StopIteration as done:
+            return done.value
+
+    def _invoke(self, input: Any, config: RunnableConfig) -> dict:
         question, trace = self._start(input, config)
         with trace.timer("answer"):
             trace.answer = self.answer(question, trace, config)
+        return {"question": question, "answer": trace.answer, "trace": trace}
+
+    async def _ainvoke(self, input: Any, config: RunnableConfig) -> dict:
+        """Cards and selectors run in a worker thread (local models); the base LLM is awaited."""
+        question, trace = await run_in_executor(config, self._start, input, config)
+        with trace.timer("answer"):
+            trace.answer = await self.aanswer(question, trace, config)
         return {"question": question, "answer": trace.answer, "trace": trace}
 
     def stream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Iterator[dict]:
@@ -94,30 +123,51 @@ class KnowledgeChain(KcardRunnable):
         answer comes in one piece (it is matched to an option first)."""
         yield from self._transform_stream_with_config(iter([input]), self._stream, config, run_type="chain")
 
-    def _stream(self, inputs: Iterator[Any], run_manager: CallbackManagerForChainRun,
-                config: RunnableConfig) -> Iterator[dict]:
+    def _stream(self, inputs: Iterator[Any], config: RunnableConfig) -> Iterator[dict]:
         input = next(inputs)
         if split_options(question_of(input))[1]:
-            result = self._invoke(input, run_manager, config)
+            result = self._invoke(input, config)
             yield {"answer": result["answer"]}
             yield {"trace": result["trace"]}
             return
         question, trace = self._start(input, config)
-        pieces = []
         with trace.timer("answer"):
-            for chunk in self.llm.stream(trace.prompt, config=config, stop=ANSWER_STOP):
-                text = text_of(chunk) if pieces else text_of(chunk).lstrip()  # "Answer: X" leaves a space
-                if text:
-                    pieces.append(text)
-                    yield {"answer": text}
-        trace.answer = "".join(pieces).strip()
+            yield from self._answer_chunks(trace, self.llm.stream(trace.prompt, config=config, stop=ANSWER_STOP))
         yield {"trace": trace}
 
     async def astream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> AsyncIterator[dict]:
-        """What :meth:`stream` yields, chunk by chunk (the models run in a worker thread)."""
-        chunks, done = self.stream(input, config), object()
-        while (chunk := await run_in_executor(config, next, chunks, done)) is not done:
+        """What :meth:`stream` yields, the base LLM's chunks awaited natively where it can."""
+        async def one() -> AsyncIterator[Any]:
+            yield input
+
+        async for chunk in self._atransform_stream_with_config(one(), self._astream, config, run_type="chain"):
             yield chunk
+
+    async def _astream(self, inputs: AsyncIterator[Any], config: RunnableConfig) -> AsyncIterator[dict]:
+        input = await anext(inputs)
+        if split_options(question_of(input))[1]:
+            result = await self._ainvoke(input, config)
+            yield {"answer": result["answer"]}
+            yield {"trace": result["trace"]}
+            return
+        question, trace = await run_in_executor(config, self._start, input, config)
+        with trace.timer("answer"):
+            pieces: list[str] = []
+            async for chunk in self.llm.astream(trace.prompt, config=config, stop=ANSWER_STOP):
+                for piece in self._answer_chunks(trace, [chunk], pieces):
+                    yield piece
+        yield {"trace": trace}
+
+    @staticmethod
+    def _answer_chunks(trace: Trace, chunks: Iterable[Any], pieces: list[str] | None = None) -> Iterator[dict]:
+        """{"answer": text} per chunk the base LLM writes; ``trace.answer`` grows with them."""
+        pieces = [] if pieces is None else pieces
+        for chunk in chunks:
+            text = text_of(chunk) if pieces else text_of(chunk).lstrip()  # "Answer: X" leaves a space
+            if text:
+                pieces.append(text)
+                trace.answer = "".join(pieces).strip()
+                yield {"answer": text}
 
     def run_cards(self, cards: list, question: str, n: int, trace: Trace,
                   config: RunnableConfig | None) -> list[Document]:
