@@ -123,16 +123,7 @@ class Trace:
         return " ".join(record.text for record in self.documents.values() if record.used)
 
     def problems(self) -> list[str]:
-        """What went wrong on the way, in words for stderr: cards that failed, documents that were empty."""
-        found = [f"card {error.card} failed: {error.error}" for error in self.errors]
-        written: dict[str, list[bool]] = {}
-        for record in self.documents.values():
-            if record.card:
-                written.setdefault(record.card, []).append(record.dropped == "empty")
-        found += [f"card {card} wrote {sum(empty)} empty document{'s' * (sum(empty) > 1)} of {len(empty)} "
-                  f"(its model stopped at once: is it trained on text like this question?)"
-                  for card, empty in written.items() if any(empty)]
-        return found
+        return problems(self.to_dict())
 
     def to_dict(self) -> dict[str, Any]:
         """The trace as JSON (docs/concepts.md, "The trace")."""
@@ -144,6 +135,20 @@ class Trace:
                 "turns": [_plain(t) for t in self.turns], "documents": documents, "prompt": self.prompt,
                 "seconds": self.seconds, "errors": [_plain(e) for e in self.errors],
                 "revisions": [asdict(r) for r in self.revisions]}
+
+
+def problems(trace: dict) -> list[str]:
+    """What went wrong on the way, in words for stderr: cards that failed, documents that were empty
+    (of a trace's JSON form, as ``kcard ask`` gets it from this process or from a server)."""
+    found = [f"card {error['card']} failed: {error['error']}" for error in trace["errors"]]
+    written: dict[str, list[bool]] = {}
+    for record in trace["documents"]:
+        if record.get("card"):
+            written.setdefault(record["card"], []).append(record.get("dropped") == "empty")
+    found += [f"card {card} wrote {sum(empty)} empty document{'s' * (sum(empty) > 1)} of {len(empty)} "
+              f"(its model stopped at once: is it trained on text like this question?)"
+              for card, empty in written.items() if any(empty)]
+    return found
 
 
 def format_trace(trace: dict) -> str:

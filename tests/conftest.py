@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -61,15 +62,17 @@ class FakeBackend(Backend):
     name = "fake"
     description = "deterministic texts for unit tests"
 
-    def __init__(self, fail_for: str | None = None):
+    def __init__(self, fail_for: str | None = None, delay: float = 0.0):
         self.calls = []
         self.fail_for = fail_for
+        self.delay = delay  # seconds every generation takes
 
     def status(self) -> BackendStatus:
         return BackendStatus(True, "cpu")
 
     def generate(self, model: Path, prompt: str, *, n: int, sampling: Sampling, chat: bool = False) -> list[str]:
         self.calls.append((model, prompt, n))
+        time.sleep(self.delay)
         if self.fail_for and self.fail_for in str(model):
             raise RuntimeError("the model crashed")
         return [f"{Path(model).stem} knows fact {i} about {prompt.split(':')[-1].strip()}." for i in range(n)]

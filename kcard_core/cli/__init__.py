@@ -1,7 +1,7 @@
 """The ``kcard`` command: a thin shell over the library, one module per command group. Listing
 commands load plugins but never a model or a heavy library."""
 
-from kcard_core.cli import cards, plugins, questions  # noqa: F401  (their commands join the group)
+from kcard_core.cli import cards, plugins, questions, serve  # noqa: F401  (their commands join the group)
 from kcard_core.cli.base import cli
 from kcard_core.plugins import get_registry
 

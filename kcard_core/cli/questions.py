@@ -22,16 +22,30 @@ from kcard_core.spec import ChainSpec, spec_options
 @click.option("--popularity", "popularity_name", default=None, help="The popularity table for --gate [default: the first installed].")
 @click.option("--json", "as_json", is_flag=True, help="Print the answer and its trace as JSON.")
 @click.option("--trace", "show_trace", is_flag=True, help="Print how the answer was made.")
+@click.option("--server", envvar="KCARD_SERVER", default=None,
+              help="Ask a running `kcard serve` at this URL (its models are warm) [env: KCARD_SERVER]; --mode "
+                   "and --card go with the question, the other settings are the server's.")
 def ask(question: str, gate: str | None, popularity_name: str | None, as_json: bool, show_trace: bool,
-        **options: Any) -> None:
+        server: str | None, **options: Any) -> None:
     """Answer QUESTION with knowledge from the installed cards."""
     from kcard_core.chains import build_chain
     from kcard_core.chains.base import question_of
     from kcard_core.chains.gate import gated
-    from kcard_core.trace import format_trace
+    from kcard_core.trace import format_trace, problems
 
     question = question_of(question)  # checked before any model loads, as the spec's settings are
     spec = ChainSpec(**options)
+    if server:
+        from kcard_core.client import ask_server
+
+        answer, trace = ask_server(server, question, spec.mode or "bottom-up", spec.cards)
+        if as_json:
+            emit_json({"question": question, "answer": answer, "trace": trace})
+        else:
+            click.echo(answer + (format_trace(trace) if show_trace else ""))
+        for problem in problems(trace):
+            click.echo(f"kcard: {problem}", err=True)
+        return
     chain = build_chain(spec)
     click.echo(f"kcard: {chain.mode} with {', '.join(c.name for c in chain.cards) or 'no cards'}…", err=True)
     if gate:
