@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
+import sys
 import textwrap
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -100,3 +104,30 @@ def make_card(tmp_path: Path, name: str, description: str, backend=None):
     manifest = CardManifest.from_dict({"name": name, "description": description, "version": "1", "license": "MIT",
                                        "prompt": "About: {query}", "artifacts": {"model": {"file": str(model)}}})
     return Card(manifest, backend=backend)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def kcard_server():
+    """A real `kcard serve` process on a free loopback port (default settings), stopped by PID."""
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "-m", "kcard_core", "serve", "--port", str(port)],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(600):
+            try:
+                urllib.request.urlopen(f"{url}/v1/models", timeout=1)
+                break
+            except OSError:
+                assert process.poll() is None, process.stdout.read()
+                time.sleep(0.1)
+        yield url
+    finally:
+        os.kill(process.pid, 15)
+        process.wait(timeout=30)

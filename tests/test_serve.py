@@ -3,11 +3,8 @@ as a process that the openai client, ChatOpenAI and `kcard ask --server` talk to
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 
 import pytest
 from langchain_core.language_models.fake import FakeListLLM
@@ -92,32 +89,6 @@ def test_a_full_queue_gets_429_and_a_slow_answer_503(client):
     slow.cards[0].backend.delay = 0.5  # FakeBackend: every generation waits
     response = client.post("/v1/chat/completions", json=body)
     assert response.status_code == 503 and response.json()["error"]["code"] == "timeout"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def kcard_server():
-    port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "kcard_core", "serve", "--port", str(port)],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(600):
-            try:
-                urllib.request.urlopen(f"{url}/v1/models", timeout=1)
-                break
-            except OSError:
-                assert process.poll() is None, process.stdout.read()
-                time.sleep(0.1)
-        yield url
-    finally:
-        os.kill(process.pid, 15)
-        process.wait(timeout=30)
 
 
 @pytest.mark.slow
