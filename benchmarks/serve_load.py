@@ -12,7 +12,6 @@ requests per second, and how many failed. Run alone.
 from __future__ import annotations
 
 import argparse
-import socket
 import subprocess
 import sys
 import time
@@ -22,14 +21,9 @@ from concurrent.futures import ThreadPoolExecutor
 from common import write_result
 
 from kcard_core.evaluation.datasets import load_dataset
+from kcard_core.testing import free_port
 
 GOAL_WARM = 3.0  # seconds per warm ask (issue 20)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def percentile(values: list[float], share: float) -> float:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import textwrap
@@ -14,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from kcard_core.backends import Backend, BackendStatus, Sampling
+from kcard_core.testing import free_port
 
 
 # Rebuildable, content-keyed files that take a minute to make (dequantized models, llama.cpp's
@@ -106,10 +106,16 @@ def make_card(tmp_path: Path, name: str, description: str, backend=None):
     return Card(manifest, backend=backend)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def wait_until_up(url: str, process: subprocess.Popen, seconds: float = 60) -> None:
+    """Until ``url`` answers; fails with the process's output if it exits first."""
+    for _ in range(int(seconds * 10)):
+        try:
+            urllib.request.urlopen(url, timeout=1)
+            return
+        except OSError:
+            assert process.poll() is None, process.stdout.read() if process.stdout else "the server exited"
+            time.sleep(0.1)
+    raise AssertionError(f"{url} did not answer within {seconds} s")
 
 
 @pytest.fixture(scope="session")
@@ -120,13 +126,7 @@ def kcard_server():
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(600):
-            try:
-                urllib.request.urlopen(f"{url}/v1/models", timeout=1)
-                break
-            except OSError:
-                assert process.poll() is None, process.stdout.read()
-                time.sleep(0.1)
+        wait_until_up(f"{url}/v1/models", process)
         yield url
     finally:
         os.kill(process.pid, 15)

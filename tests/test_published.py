@@ -14,12 +14,11 @@ import re
 import shlex
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
+from conftest import wait_until_up
 from kcard_core.testing import free_port
 
 pytestmark = pytest.mark.slow
@@ -56,12 +55,7 @@ def index(tmp_path):
                                "-a", ".", "-P", ".", str(packages)], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
     try:
-        for _ in range(100):
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/simple/", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.1)
+        wait_until_up(f"http://127.0.0.1:{port}/simple/", server)
         yield f"http://127.0.0.1:{port}"
     finally:
         server.terminate()
