@@ -62,6 +62,8 @@ class Server:
                     self.chains[key] = self.build(replace(self.spec, mode=model[len(PREFIX):], cards=cards or None))
                 except KcardError as error:
                     raise ServeError(400, str(error), code="invalid_request") from None
+                except Exception as error:  # the server's own setup (its config.toml, a model): not the request's
+                    raise ServeError(500, f"{type(error).__name__}: {error}", "server_error") from None
         return self.chains[key]
 
     def keep(self, trace: dict) -> str:

@@ -8,7 +8,9 @@ import sys
 import textwrap
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -118,12 +120,13 @@ def wait_until_up(url: str, process: subprocess.Popen, seconds: float = 60) -> N
     raise AssertionError(f"{url} did not answer within {seconds} s")
 
 
-@pytest.fixture(scope="session")
-def kcard_server():
-    """A real `kcard serve` process on a free loopback port (default settings), stopped by PID."""
+@contextmanager
+def serving(*args: str, **env: str) -> Iterator[str]:
+    """A real `kcard serve` process on a free loopback port (``args``: its options; ``env``: variables
+    it gets besides this process's), stopped by PID; yields its URL."""
     port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "kcard_core", "serve", "--port", str(port)],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    process = subprocess.Popen([sys.executable, "-m", "kcard_core", "serve", "--port", str(port), *args],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, **env})
     url = f"http://127.0.0.1:{port}"
     try:
         wait_until_up(f"{url}/v1/models", process)
@@ -131,3 +134,10 @@ def kcard_server():
     finally:
         os.kill(process.pid, 15)
         process.wait(timeout=30)
+
+
+@pytest.fixture(scope="session")
+def kcard_server():
+    """`kcard serve` at its defaults, for the whole session."""
+    with serving() as url:
+        yield url

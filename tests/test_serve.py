@@ -77,6 +77,19 @@ def test_bad_requests_get_openai_style_errors(client, body, status, code):
     assert client.get("/v1/traces/nope").json()["error"]["code"] == "trace_not_found"
 
 
+def test_a_server_that_cannot_build_its_chain_says_why_in_openai_style():
+    from fastapi.testclient import TestClient
+
+    def build(spec):
+        raise RuntimeError("the base LLM's weights are gone")
+
+    response = TestClient(create_app(Server(ChainSpec(), build=build))).post(
+        "/v1/chat/completions", json={"model": "kcard-bottom-up", "messages": [{"role": "user", "content": "Hi"}]})
+    assert response.status_code == 500
+    assert response.json()["error"] == {"message": "RuntimeError: the base LLM's weights are gone",
+                                        "type": "server_error", "param": None, "code": None}
+
+
 def test_a_full_queue_gets_429_and_a_slow_answer_503(client):
     body = {"model": "kcard-bottom-up", "messages": [{"role": "user", "content": "Capital?"}]}
     server = client.server
@@ -114,3 +127,33 @@ def test_openai_clients_and_kcard_ask_talk_to_a_real_server(kcard_server):
                           capture_output=True, text=True, env={**os.environ, "KCARD_SERVER": kcard_server})
     asked = json.loads(done.stdout)
     assert "Warnock" in asked["answer"] and asked["trace"]["documents"][0]["card"] == "midterm2022-news"
+
+
+@pytest.mark.slow
+def test_a_card_server_killed_mid_request_is_named_and_the_answer_still_comes(tmp_path):
+    import signal
+    import threading
+
+    from openai import OpenAI
+
+    from conftest import serving
+    from kcard_core.models import resolve_model
+    from kcard_core.testing import LlamaServer
+
+    with LlamaServer(resolve_model("smollm2-135m-instruct")[1]) as card_server:
+        (tmp_path / "config.toml").write_text(f'[cards.general]\nbackend = "openai"\nbase_url = "{card_server.url}"\n'
+                                              'timeout = 30\nmax_retries = 1\n')
+        with serving("--no-cache", "--n1", "3", KCARD_HOME=str(tmp_path)) as url:
+            client = OpenAI(base_url=f"{url}/v1", api_key="none", max_retries=0)
+
+            def ask(question: str) -> dict:
+                reply = client.chat.completions.create(model="kcard-bottom-up", extra_body={"cards": ["general", "countries"]},
+                                                       messages=[{"role": "user", "content": question}])
+                return {"answer": reply.choices[0].message.content, **reply.model_extra["kcard_trace"]}
+
+            first = ask("What is the capital of Australia?")  # the remote card writes; every model is warm
+            assert first["errors"] == [] and {"openai", "bm25"} <= {doc["backend"] for doc in first["documents"]}
+            threading.Timer(1.0, card_server.stop, args=(signal.SIGKILL,)).start()  # while the card is writing
+            second = ask("What is the capital of Peru?")
+    assert [error["card"] for error in second["errors"]] == ["general"]
+    assert "Lima" in second["answer"]  # the countries card's passage still reached the reader

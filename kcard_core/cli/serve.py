@@ -27,7 +27,10 @@ def serve(host: str, port: int, max_queue: int, timeout: float, **options: Any) 
         import uvicorn
     except ImportError:
         raise click.ClickException("kcard serve needs FastAPI and uvicorn: pip install 'kcard[serve]'") from None
+    from kcard_core.config import load_settings
     from kcard_core.serve import Server, create_app
+
+    load_settings()  # a broken config.toml stops the server here, not each request
 
     app = create_app(Server(ChainSpec(**options), max_queue=max_queue, timeout=timeout))
     click.echo(f"kcard: serving on http://{host}:{port}/ (the viewer) and http://{host}:{port}/v1", err=True)
