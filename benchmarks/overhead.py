@@ -2,8 +2,8 @@
 
 Bottom-up at the defaults (every first-party card, no generation cache, so every LM card writes),
 models warm (one question first), over --questions MidtermQA held-out questions. Every llama.cpp
-generation (the cards' documents and the base LLM's answer) is timed where it happens, in the
-backend; the rest of the wall time is kcard's: prompts, retrieval cards, selectors, runs, the trace.
+generation (the cards' documents and the base LLM's answer) is timed while it holds the backend's
+compute lock (cards write concurrently, so time spent waiting for the lock is not generation); the rest of the wall time is kcard's: prompts, retrieval cards, selectors, runs, the trace.
 Run alone.
 
     .venv/bin/python benchmarks/overhead.py
@@ -18,7 +18,7 @@ from common import write_result
 
 from kcard_core.chains import build_chain
 from kcard_core.evaluation.datasets import load_dataset
-from kcard_core.plugins import get_registry
+from kcard_llama_cpp import backend as llama_backend
 
 GOAL = 1.10  # wall time / generation time (issue 20)
 
@@ -27,20 +27,24 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--questions", type=int, default=20)
     args = parser.parse_args()
-    backend = get_registry().backend("llama-cpp")
     generating = [0.0]
-    for method in ("generate", "stream"):  # the backend's own calls, timed where they happen
-        original = getattr(backend, method)
 
-        def timed(*a, _original=original, _method=method, **k):
-            started = time.perf_counter()
-            try:
-                result = _original(*a, **k)
-                return list(result) if _method == "stream" else result
-            finally:
-                generating[0] += time.perf_counter() - started
+    class TimedLock:
+        """llama.cpp's one compute lock, timing how long a model holds it: the generation itself,
+        without the time a card's thread waits for another's."""
 
-        setattr(backend, method, timed)
+        def __init__(self, lock):
+            self.lock = lock
+
+        def __enter__(self):
+            self.lock.acquire()
+            self.started = time.perf_counter()
+
+        def __exit__(self, *exc):
+            generating[0] += time.perf_counter() - self.started
+            self.lock.release()
+
+    llama_backend.COMPUTE_LOCK = TimedLock(llama_backend.COMPUTE_LOCK)  # before any model loads
     chain = build_chain("bottom-up", cache=False)
     questions = [e.question for e in load_dataset("midterm-openbook").examples[100:101 + args.questions]]
     chain.invoke(questions[0])  # models load
@@ -60,8 +64,8 @@ def main() -> None:
     markdown = f"""# P1: kcard's overhead over generation
 
 Bottom-up at the defaults (every first-party card, `--no-cache`: every LM card writes), models warm,
-{n} MidtermQA held-out questions on 2 CPU cores; generation = the time inside the llama.cpp
-backend's calls (the cards' documents and the base LLM's answer), the rest is kcard's own work
+{n} MidtermQA held-out questions on 2 CPU cores; generation = the time llama.cpp models hold the
+backend's compute lock (the cards' documents and the base LLM's answer), the rest is kcard's own work
 (prompts, retrieval cards, selectors, LangChain runs, the trace).
 
 | per question | seconds |
