@@ -50,7 +50,7 @@ class Server:
         return [PREFIX + mode for mode in MODES + BASELINES]
 
     def chain(self, model: str, cards: list[str] | None):
-        if not isinstance(model, str) or not model.startswith(PREFIX) or model[len(PREFIX):] not in MODES + BASELINES:
+        if model not in self.models():
             raise ServeError(404, f"unknown model {model!r}; choose one of {', '.join(self.models())}",
                              code="model_not_found")
         if cards is not None and not (isinstance(cards, list) and all(isinstance(c, str) for c in cards)):
@@ -59,27 +59,30 @@ class Server:
         with self.building:  # one build per chain; its models load once and stay
             if key not in self.chains:
                 try:
-                    self.chains[key] = self.build(replace(self.spec, mode=model[len(PREFIX):], cards=cards or None))
+                    spec = replace(self.spec, mode=model.removeprefix(PREFIX), cards=cards or None)
+                    self.chains[key] = self.build(spec)
                 except KcardError as error:
                     raise ServeError(400, str(error), code="invalid_request") from None
                 except Exception as error:  # the server's own setup (its config.toml, a model): not the request's
                     raise ServeError(500, f"{type(error).__name__}: {error}", "server_error") from None
         return self.chains[key]
 
-    def keep(self, trace: dict) -> str:
-        trace_id = f"kcard-{uuid.uuid4().hex[:16]}"
+    def keep(self, trace_id: str, trace: dict) -> None:
+        """Keep a trace for /v1/traces/ID: the last KEPT_TRACES of them."""
         self.traces[trace_id] = trace
         while len(self.traces) > KEPT_TRACES:
             self.traces.popitem(last=False)
-        return trace_id
+
+    def take_slot(self) -> None:
+        if not self.slots.acquire(blocking=False):
+            raise ServeError(429, "too many requests are waiting; try again shortly", "rate_limit_error",
+                             "queue_full")
 
     async def answer(self, chain, question: str) -> tuple[str, dict]:
         """(the answer, its trace), run in a worker thread within the queue's bound and the timeout."""
         from starlette.concurrency import run_in_threadpool
 
-        if not self.slots.acquire(blocking=False):
-            raise ServeError(429, "too many requests are waiting; try again shortly", "rate_limit_error",
-                             "queue_full")
+        self.take_slot()
         try:
             result = await asyncio.wait_for(run_in_threadpool(chain.invoke, question), self.timeout)
         except asyncio.TimeoutError:
@@ -92,9 +95,7 @@ class Server:
 
     def stream(self, chain, question: str) -> Iterator[dict]:
         """The chain's chunks, holding a queue slot until the last one (429 when none is free)."""
-        if not self.slots.acquire(blocking=False):
-            raise ServeError(429, "too many requests are waiting; try again shortly", "rate_limit_error",
-                             "queue_full")
+        self.take_slot()
 
         def chunks() -> Iterator[dict]:
             try:
@@ -103,6 +104,11 @@ class Server:
                 self.slots.release()
 
         return chunks()
+
+
+def new_id() -> str:
+    """A completion's id, which is also its trace's at /v1/traces/ID."""
+    return f"kcard-{uuid.uuid4().hex[:16]}"
 
 
 def question_from(body: dict, chat: bool) -> str:
@@ -135,6 +141,8 @@ def completion(kind: str, model: str, answer: str, trace: dict, trace_id: str) -
 
 def create_app(server: Server):
     """The FastAPI app around ``server`` (the viewer page at /, the API under /v1)."""
+    from importlib.resources import files
+
     from fastapi import FastAPI, Request
     from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
     from starlette.concurrency import iterate_in_threadpool
@@ -176,11 +184,13 @@ def create_app(server: Server):
             return StreamingResponse(events(iterate_in_threadpool(chunks), kind, model),
                                      media_type="text/event-stream")
         answer, trace = await server.answer(chain, question)
-        return completion(kind, model, answer, trace, server.keep(trace))
+        trace_id = new_id()
+        server.keep(trace_id, trace)
+        return completion(kind, model, answer, trace, trace_id)
 
     async def events(chunks: AsyncIterator[dict], kind: str, model: str) -> AsyncIterator[str]:
         """Server-sent events as OpenAI streams them; the last chunk carries the trace."""
-        stream_id, created, first = f"kcard-{uuid.uuid4().hex[:16]}", int(time.time()), True
+        stream_id, created, first = new_id(), int(time.time()), True
         object_kind = "chat.completion.chunk" if kind == "chat.completion" else "text_completion"
 
         def event(piece: str | None, finish: str | None = None, **extra: Any) -> str:
@@ -204,7 +214,7 @@ def create_app(server: Server):
                     yield event(chunk["answer"])
                 elif "trace" in chunk:
                     trace = chunk["trace"].to_dict()
-                    server.traces[stream_id] = trace
+                    server.keep(stream_id, trace)
                     yield event(None, "stop", kcard_trace=trace)
         except Exception as error:  # the stream has begun: the error goes in it, as OpenAI sends one
             yield f"data: {json.dumps(ServeError(500, f'{type(error).__name__}: {error}', 'server_error').body())}\n\n"
@@ -218,10 +228,10 @@ def create_app(server: Server):
     async def completions(request: Request):
         return await complete(request, chat=False)
 
+    page = files("kcard_core").joinpath("viewer.html").read_text()  # read once
+
     @app.get("/", response_class=HTMLResponse)
     async def viewer() -> str:
-        from importlib.resources import files
-
-        return files("kcard_core").joinpath("viewer.html").read_text()
+        return page
 
     return app

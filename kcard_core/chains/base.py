@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import abstractmethod
-from typing import Any, AsyncIterator, Generator, Iterable, Iterator
+from typing import Any, AsyncIterator, Generator, Iterator
 
 from langchain_core.documents import Document
 from langchain_core.language_models import BaseLanguageModel
@@ -132,7 +132,10 @@ class KnowledgeChain(KcardRunnable):
             return
         question, trace = self._start(input, config)
         with trace.timer("answer"):
-            yield from self._answer_chunks(trace, self.llm.stream(trace.prompt, config=config, stop=ANSWER_STOP))
+            for chunk in self.llm.stream(trace.prompt, config=config, stop=ANSWER_STOP):
+                if text := self._grow_answer(trace, chunk):
+                    yield {"answer": text}
+        trace.answer = trace.answer.strip()
         yield {"trace": trace}
 
     async def astream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> AsyncIterator[dict]:
@@ -152,22 +155,18 @@ class KnowledgeChain(KcardRunnable):
             return
         question, trace = await run_in_executor(config, self._start, input, config)
         with trace.timer("answer"):
-            pieces: list[str] = []
             async for chunk in self.llm.astream(trace.prompt, config=config, stop=ANSWER_STOP):
-                for piece in self._answer_chunks(trace, [chunk], pieces):
-                    yield piece
+                if text := self._grow_answer(trace, chunk):
+                    yield {"answer": text}
+        trace.answer = trace.answer.strip()
         yield {"trace": trace}
 
     @staticmethod
-    def _answer_chunks(trace: Trace, chunks: Iterable[Any], pieces: list[str] | None = None) -> Iterator[dict]:
-        """{"answer": text} per chunk the base LLM writes; ``trace.answer`` grows with them."""
-        pieces = [] if pieces is None else pieces
-        for chunk in chunks:
-            text = text_of(chunk) if pieces else text_of(chunk).lstrip()  # "Answer: X" leaves a space
-            if text:
-                pieces.append(text)
-                trace.answer = "".join(pieces).strip()
-                yield {"answer": text}
+    def _grow_answer(trace: Trace, chunk: Any) -> str:
+        """The text a streamed chunk adds to ``trace.answer`` (the first loses "Answer: X"'s space)."""
+        text = text_of(chunk) if trace.answer else text_of(chunk).lstrip()
+        trace.answer += text
+        return text
 
     def run_cards(self, cards: list, question: str, n: int, trace: Trace,
                   config: RunnableConfig | None) -> list[Document]:

@@ -35,35 +35,30 @@ def ask(question: str, gate: str | None, popularity_name: str | None, as_json: b
 
     question = question_of(question)  # checked before any model loads, as the spec's settings are
     spec = ChainSpec(**options)
-    if server:
+    if server:  # the answer and the trace's JSON form from a running kcard serve
         from kcard_core.client import ask_server
 
         answer, trace = ask_server(server, question, spec.mode or "bottom-up", spec.cards)
-        if as_json:
-            emit_json({"question": question, "answer": answer, "trace": trace})
-        else:
-            click.echo(answer + (format_trace(trace) if show_trace else ""))
-        for problem in problems(trace):
-            click.echo(f"kcard: {problem}", err=True)
-        return
-    chain = build_chain(spec)
-    click.echo(f"kcard: {chain.mode} with {', '.join(c.name for c in chain.cards) or 'no cards'}…", err=True)
-    if gate:
-        chain = gated(chain, gate, popularity_name, spec)
-    if as_json:
-        result = chain.invoke(question)
-        emit_json({"question": result["question"], "answer": result["answer"], "trace": result["trace"].to_dict()})
-        trace = result["trace"]
+        if not as_json:
+            click.echo(answer)
     else:
+        chain = build_chain(spec)
+        click.echo(f"kcard: {chain.mode} with {', '.join(c.name for c in chain.cards) or 'no cards'}…", err=True)
+        if gate:
+            chain = gated(chain, gate, popularity_name, spec)
         trace = None
-        for chunk in chain.stream(question):
-            if "answer" in chunk:
+        for chunk in [chain.invoke(question)] if as_json else chain.stream(question):  # streamed: the answer as written
+            if "answer" in chunk and not as_json:
                 click.echo(chunk["answer"], nl=False)
             trace = chunk.get("trace", trace)
-        click.echo()
-        if show_trace:
-            click.echo(format_trace(trace.to_dict()))
-    for problem in trace.problems():
+        if not as_json:
+            click.echo()
+        answer, trace = trace.answer, trace.to_dict()
+    if as_json:
+        emit_json({"question": question, "answer": answer, "trace": trace})
+    elif show_trace:
+        click.echo(format_trace(trace))
+    for problem in problems(trace):
         click.echo(f"kcard: {problem}", err=True)
 
 

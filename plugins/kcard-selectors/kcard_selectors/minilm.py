@@ -45,12 +45,12 @@ class MiniLM:
         config = json.loads((folder / "config.json").read_text())
         self.heads, self.eps = config["num_attention_heads"], config["layer_norm_eps"]
         self.layers = config["num_hidden_layers"]
-        # dense layers' weights transposed once, contiguous: numpy's matmul then stays on BLAS
-        self.weights = {name: np.ascontiguousarray(w.T) if name.endswith("dense.weight") or
-                        name.split(".")[-2] in ("query", "key", "value") and name.endswith(".weight") else w
+        # the layers' weight matrices transposed once, contiguous: numpy's matmul then stays on BLAS
+        self.weights = {name: np.ascontiguousarray(w.T) if w.ndim == 2 and name.startswith("encoder.") else w
                         for name, w in load_file(str(folder / "model.safetensors")).items()}
         self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        self.tokenizer.enable_truncation(json.loads((folder / "sentence_bert_config.json").read_text())["max_seq_length"])
+        longest = json.loads((folder / "sentence_bert_config.json").read_text())["max_seq_length"]
+        self.tokenizer.enable_truncation(longest)
         self.tokenizer.no_padding()
 
     def count_tokens(self, text: str) -> int:
