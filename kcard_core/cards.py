@@ -20,6 +20,8 @@ if TYPE_CHECKING:  # langchain_core costs ~1 s to import: listing cards must not
     from langchain_core.documents import Document
     from langchain_core.runnables import Runnable
 
+    from kcard_core.retrieval import QuestionIndex
+
 @dataclass(frozen=True)
 class GenerationDefaults:
     n: int = 1  # an LM card's documents per question when the chain names no n1
@@ -142,6 +144,15 @@ class Card:
         artifact = self.manifest.artifacts.get("evidence")
         return None if artifact is None else lambda: read_corpus(artifact.resolve())
 
+    def index(self) -> QuestionIndex | None:
+        """The text this card holds, searchable (an LM card's evidence; a retrieval card's passages), or None:
+        top-down-auto lets a card claim a question that names a word no other card's text holds."""
+        if "_index" not in self.__dict__:  # built once, shared by the copies with_backend makes
+            from kcard_core.retrieval import QuestionIndex
+
+            self.__dict__["_index"] = QuestionIndex(self.evidence()) if self.evidence else None
+        return self.__dict__["_index"]
+
     def with_backend(self, backend: Backend, settings: dict[str, Any] | None = None,
                      cache: GenerationCache | None = None) -> "Card":
         clone = self.__class__.__new__(self.__class__)
@@ -238,8 +249,8 @@ class RetrievalCard(Card):
         kept = [text for score, text in found if score >= settings.floor * found[0][0]]
         return [" ".join(kept)] if kept else []
 
-    def index(self):
-        if "_index" not in self.__dict__:  # built once, shared by the copies with_backend makes
+    def index(self) -> QuestionIndex:
+        if "_index" not in self.__dict__:
             from kcard_core.retrieval import QuestionIndex
 
             self.__dict__["_index"] = QuestionIndex(self.passages())

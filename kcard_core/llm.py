@@ -29,19 +29,22 @@ class BackendLLM(LLM):
     def _identifying_params(self) -> dict[str, Any]:
         return {"model": str(self.model), **self.sampling.__dict__}
 
-    def _sampling(self, stop: list[str] | None, max_tokens: int | None = None) -> Sampling:
+    def _sampling(self, stop: list[str] | None, max_tokens: int | None = None, favour: tuple[str, ...] = ()
+                  ) -> Sampling:
         return replace(self.sampling, stop=tuple(stop or self.sampling.stop),
-                       max_tokens=max_tokens or self.sampling.max_tokens)
+                       max_tokens=max_tokens or self.sampling.max_tokens, favour=tuple(favour))
 
     def _call(self, prompt: str, stop: list[str] | None = None,
               run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> str:
-        """``max_tokens=N`` (as in ``llm.invoke(prompt, max_tokens=N)``) overrides the default length."""
-        sampling = self._sampling(stop, kwargs.get("max_tokens"))
+        """``max_tokens=N`` (as in ``llm.invoke(prompt, max_tokens=N)``) overrides the default length;
+        ``favour=words`` adds the sampling's ``favour_bias`` to those words' tokens."""
+        sampling = self._sampling(stop, kwargs.get("max_tokens"), kwargs.get("favour", ()))
         return self.backend.generate(self.model, prompt, n=1, sampling=sampling)[0]
 
     def _stream(self, prompt: str, stop: list[str] | None = None,
                 run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> Iterator[GenerationChunk]:
-        for text in self.backend.stream(self.model, prompt, self._sampling(stop, kwargs.get("max_tokens"))):
+        sampling = self._sampling(stop, kwargs.get("max_tokens"), kwargs.get("favour", ()))
+        for text in self.backend.stream(self.model, prompt, sampling):
             chunk = GenerationChunk(text=text)
             if run_manager:
                 run_manager.on_llm_new_token(text, chunk=chunk)

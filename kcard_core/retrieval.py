@@ -87,6 +87,21 @@ class QuestionIndex(BM25):
         return {stem(word) for word in words(query) if word not in QUESTION_WORDS}
 
 
+def claimants(query: str, indexes: dict[str, QuestionIndex], coverage: float = 0.5) -> dict[str, list[str]]:
+    """The texts (by name) that claim ``query``, each with the query's words that it alone holds: a
+    text claims a query when no other text holds one of its words and one of its passages holds at
+    least ``coverage`` of its words, weighted by rarity. "How wide is the lens of the Sorrell
+    Refractor?" names nothing a description says, but only one card's text holds "Sorrell"."""
+    if not indexes:
+        return {}
+    own: dict[str, list[str]] = {}
+    for term in sorted(next(iter(indexes.values())).query_terms(query)):
+        holders = [name for name, index in indexes.items() if term in index.idf]
+        if len(holders) == 1:
+            own.setdefault(holders[0], []).append(term)
+    return {name: words for name, words in own.items() if indexes[name].scored(query, 1, coverage)}
+
+
 _indexes: dict[tuple[str, ...], BM25] = {}
 
 

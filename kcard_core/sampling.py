@@ -14,3 +14,7 @@ class Sampling:
     seed: int | None = 0
     stop: tuple[str, ...] = ()
     repeat_penalty: float = 1.0  # > 1 keeps tiny models from looping on one sentence
+    # words whose tokens get ``favour_bias`` added to their logits (the answer step's copy bias: a small
+    # reader told "The river is the Sabre" still answers with a river it knows unless nudged to copy)
+    favour: tuple[str, ...] = ()
+    favour_bias: float = 0.0

@@ -42,6 +42,9 @@ class ChainSpec:
     judge: str = setting(defaults.JUDGE, "Factuality: judge support by agreement of what a document adds beyond "
                                          "the question with the evidence, by MiniLM similarity, by the base LLM's "
                                          "yes/no probabilities, or by both of those.", choices=defaults.JUDGES)
+    copy_bias: float = setting(defaults.COPY_BIAS, "The answer: added to the base LLM's logits for the words of "
+                                                   "the knowledge that the question lacks (0: off; a kcard "
+                                                   "backend's model only).", low=0, high=10)
     max_iterations: int = setting(1, "Top-down: rounds of asking for knowledge.", low=1, high=20)
     decide: str = setting("reply", "Top-down: read Yes/No from the reply, or from P(yes) calibrated against a "
                                    "content-free question.", choices=("reply", "calibrated"))
@@ -79,8 +82,9 @@ def spec_options(*names: str) -> Callable:
                 option = click.option(flag, spec.name, flag_value=not spec.default, default=spec.default,
                                       help=meta["help"])
             else:
+                ranged = click.FloatRange if spec.type == "float" else click.IntRange
                 kind = (click.Choice(meta["choices"]) if meta["choices"] else
-                        click.IntRange(meta["low"], meta["high"]) if meta["low"] is not None else None)
+                        ranged(meta["low"], meta["high"]) if meta["low"] is not None else None)
                 default = ",".join(spec.default) if spec.name == "selectors" else spec.default
                 option = click.option(flag, spec.name, type=kind, default=default,
                                       show_default=default is not None, help=meta["help"])

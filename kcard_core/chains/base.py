@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from abc import abstractmethod
 from typing import Any, AsyncIterator, Generator, Iterator
 
@@ -12,11 +13,13 @@ from langchain_core.runnables.config import patch_config, run_in_executor
 
 from kcard_core.config import limit
 from kcard_core.errors import KcardError
+from kcard_core.llm import BackendLLM
 from kcard_core.runs import KcardRunnable
 from kcard_core.text import named_option, one_line, split_options, text_of, without_options
 from kcard_core.trace import CardError, Trace, Turn
 
 ANSWER_STOP = ["\n"]  # every prompt segment is one line, so is the answer
+WORD = re.compile(r"\w+")
 
 
 def question_of(input: Any) -> str:
@@ -54,13 +57,24 @@ class KnowledgeChain(KcardRunnable):
     def prepare(self, question: str, trace: Trace, config: RunnableConfig | None) -> str:
         """Gather knowledge and return the final prompt (recording everything in ``trace``)."""
 
-    def ask(self, prompt: str, config: RunnableConfig | None) -> str:
+    def ask(self, prompt: str, config: RunnableConfig | None, **hint: Any) -> str:
         """One line from the base LLM."""
-        return text_of(self.llm.invoke(prompt, config=config, stop=ANSWER_STOP)).strip()
+        return text_of(self.llm.invoke(prompt, config=config, stop=ANSWER_STOP, **hint)).strip()
 
-    async def aask(self, prompt: str, config: RunnableConfig | None) -> str:
+    async def aask(self, prompt: str, config: RunnableConfig | None, **hint: Any) -> str:
         """One line from the base LLM, natively async where the model is (a ChatOpenAI, say)."""
-        return text_of(await self.llm.ainvoke(prompt, config=config, stop=ANSWER_STOP)).strip()
+        return text_of(await self.llm.ainvoke(prompt, config=config, stop=ANSWER_STOP, **hint)).strip()
+
+    def copy_hint(self, question: str, trace: Trace) -> dict[str, Any]:
+        """What the answer step asks of a kcard backend's model: favour the words of the knowledge that
+        the question does not hold (the answer is in the knowledge, and rarely repeats the question).
+        A 270M reader handed "The river that runs through Kelderwick is the Sabre." answered "The River
+        Esk" without it; other LangChain models take no such hint and read the prompt alone."""
+        if not isinstance(self.llm, BackendLLM):
+            return {}
+        asked = {word.lower() for word in WORD.findall(without_options(question))}
+        words = dict.fromkeys(word for word in WORD.findall(trace.knowledge()) if word.lower() not in asked)
+        return {"favour": tuple(words)} if words else {}
 
     def _start(self, input: Any, config: RunnableConfig | None) -> tuple[str, Trace]:
         question = question_of(input)
@@ -88,20 +102,20 @@ class KnowledgeChain(KcardRunnable):
         return (yield trace.prompt)
 
     def answer(self, question: str, trace: Trace, config: RunnableConfig | None) -> str:
-        steps = self.answering(question, trace)
+        steps, hint = self.answering(question, trace), self.copy_hint(question, trace)
         prompt = next(steps)
         try:
             while True:
-                prompt = steps.send(self.ask(prompt, config))
+                prompt = steps.send(self.ask(prompt, config, **hint))
         except StopIteration as done:
             return done.value
 
     async def aanswer(self, question: str, trace: Trace, config: RunnableConfig | None) -> str:
-        steps = self.answering(question, trace)
+        steps, hint = self.answering(question, trace), self.copy_hint(question, trace)
         prompt = next(steps)
         try:
             while True:
-                prompt = steps.send(await self.aask(prompt, config))
+                prompt = steps.send(await self.aask(prompt, config, **hint))
         except StopIteration as done:
             return done.value
 
@@ -132,7 +146,8 @@ class KnowledgeChain(KcardRunnable):
             return
         question, trace = self._start(input, config)
         with trace.timer("answer"):
-            for chunk in self.llm.stream(trace.prompt, config=config, stop=ANSWER_STOP):
+            for chunk in self.llm.stream(trace.prompt, config=config, stop=ANSWER_STOP,
+                                         **self.copy_hint(question, trace)):
                 if text := self._grow_answer(trace, chunk):
                     yield {"answer": text}
         trace.answer = trace.answer.strip()
@@ -155,7 +170,8 @@ class KnowledgeChain(KcardRunnable):
             return
         question, trace = await run_in_executor(config, self._start, input, config)
         with trace.timer("answer"):
-            async for chunk in self.llm.astream(trace.prompt, config=config, stop=ANSWER_STOP):
+            async for chunk in self.llm.astream(trace.prompt, config=config, stop=ANSWER_STOP,
+                                                **self.copy_hint(question, trace)):
                 if text := self._grow_answer(trace, chunk):
                     yield {"answer": text}
         trace.answer = trace.answer.strip()

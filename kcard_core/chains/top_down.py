@@ -18,6 +18,7 @@ from kcard_core.chains.prompts import (BOTTOM_UP_EXAMPLES, CHOOSE_SOURCE, NEED_M
                                        TOP_DOWN_EXAMPLES, WHAT_KIND, bottom_up_prompt, top_down_start)
 from kcard_core.config import limit
 from kcard_core.errors import KcardError
+from kcard_core.retrieval import claimants
 from kcard_core.selectors import SelectorPipeline, lexical_similarity
 from kcard_core.text import one_line, without_options
 from kcard_core.trace import CardChoice, Trace, Turn
@@ -152,35 +153,54 @@ class TopDown(KnowledgeChain):
         else:
             prompt += WHAT_KIND
             reply = self.ask(prompt, config)
-            # The stated need or the question, whichever is closer to a description: a small base LLM
-            # often restates its demonstration's need ("The results of the 2022 Nevada governor
-            # election.") for a question that names the card's subject itself.
-            name, similarity, matched = self.match_description(reply, without_options(question))
-            trace.turns.append(Turn(WHAT_KIND, reply, card=name,
-                                    details={"similarity": round(similarity, 4), "matched": matched}))
+            # A card whose text alone holds a word of the question claims it; among several claims, or
+            # with none, the stated need or the question, whichever is closer to a description, picks
+            # the card (a small base LLM often restates its demonstration's need, "The results of the
+            # 2022 Nevada governor election.", for a question that names the card's subject itself).
+            claims = self.claims(question)
+            name, similarity, matched = self.match_description(reply, without_options(question), among=claims)
+            trace.turns.append(Turn(WHAT_KIND, reply, card=name, details={
+                "similarity": round(similarity, 4), "matched": matched, "claims": claims}))
             why = f"its description is closest to the {matched} {(reply if matched == 'need' else question)!r} " \
                   f"({similarity:.2f})"
+            if len(claims) == 1:
+                why = f"only its text holds {', '.join(map(repr, claims[name]))} of the question"
+            elif claims:
+                why += f" of the {len(claims)} cards whose text alone holds a word of the question"
         if name is None:
             why = f"no card matches {reply!r} well enough ({similarity:.2f} < {self.min_match}): answered without one"
         return self.by_name.get(name), why, prompt + f" {one_line(reply)}\n"
 
-    def description_scores(self, *texts: str) -> dict[str, tuple[float, str]]:
-        """Each card's (similarity, which text) to the closest of ``texts`` ("need" first, then "question")."""
-        descriptions = [card.description for card in self.by_name.values()]
-        best = {name: (-1.0, "need") for name in self.by_name}
+    def claims(self, question: str) -> dict[str, list[str]]:
+        """The cards whose text alone holds a word of the question (:func:`kcard_core.retrieval.claimants`);
+        a card whose text cannot load claims nothing (its error shows when it is asked)."""
+        indexes = {}
+        for name, card in self.by_name.items():
+            try:
+                indexes[name] = card.index()
+            except Exception:  # noqa: BLE001 - a card's own data; reported where the card runs
+                continue
+        return claimants(without_options(question), {name: index for name, index in indexes.items() if index})
+
+    def description_scores(self, *texts: str, among: Sequence[str] = ()) -> dict[str, tuple[float, str]]:
+        """Each card's (similarity, which text) to the closest of ``texts`` ("need" first, then "question"),
+        for the cards named in ``among`` (default: all)."""
+        names = list(among or self.by_name)
+        descriptions = [self.by_name[name].description for name in names]
+        best = {name: (-1.0, "need") for name in names}
         for text, which in zip(texts, ("need", "question")):
             if text:
-                for name, score in zip(self.by_name, self.similarity(text, descriptions)):
+                for name, score in zip(names, self.similarity(text, descriptions)):
                     best[name] = max(best[name], (float(score), which), key=lambda pair: pair[0])
         return best
 
-    def match_description(self, *texts: str) -> tuple[str | None, float, str]:
-        """(the card whose description is closest to any of ``texts``, or None below ``min_match``;
-        the similarity; which text matched)."""
-        scores = self.description_scores(*texts)
+    def match_description(self, *texts: str, among: Sequence[str] = ()) -> tuple[str | None, float, str]:
+        """(the card among ``among`` (default: all) whose description is closest to any of ``texts``, or
+        None below ``min_match`` unless the card was among those named; the similarity; which text matched)."""
+        scores = self.description_scores(*texts, among=among)
         name = max(scores, key=lambda n: scores[n][0])
         similarity, which = scores[name]
-        return (name if similarity >= self.min_match else None), similarity, which
+        return (name if among or similarity >= self.min_match else None), similarity, which
 
     def best_document(self, card, question: str, trace: Trace, config: RunnableConfig | None) -> str | None:
         """The card writes n1 documents; the most factual one is kept (no pruning in top-down)."""

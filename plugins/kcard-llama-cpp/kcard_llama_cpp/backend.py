@@ -38,6 +38,16 @@ class LoadedModel:
         bos = self.llama.token_bos()
         self.stop_at_bos = StoppingCriteriaList([lambda tokens, logits: len(tokens) > 0 and tokens[-1] == bos])
 
+    def sampling_kwargs(self, sampling: Sampling, seed_offset: int = 0) -> dict[str, Any]:
+        kwargs = {"max_tokens": sampling.max_tokens, "temperature": sampling.temperature,
+                  "seed": None if sampling.seed is None else sampling.seed + seed_offset,
+                  "stop": list(sampling.stop) or None, "repeat_penalty": sampling.repeat_penalty}
+        if sampling.favour and sampling.favour_bias:  # a word's tokens at a text's start and after a space
+            tokens = {token for word in sampling.favour for text in (word, " " + word)
+                      for token in self.llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)}
+            kwargs["logit_bias"] = dict.fromkeys(tokens, sampling.favour_bias)
+        return kwargs
+
 
 @dataclass(frozen=True)
 class Own:
@@ -76,12 +86,6 @@ def load(model: Path | Adapted | Own, n_ctx: int = N_CTX, n_threads: int | None 
         return _models[key]
 
 
-def _sampling_kwargs(sampling: Sampling, seed_offset: int = 0) -> dict[str, Any]:
-    return {"max_tokens": sampling.max_tokens, "temperature": sampling.temperature,
-            "seed": None if sampling.seed is None else sampling.seed + seed_offset,
-            "stop": list(sampling.stop) or None, "repeat_penalty": sampling.repeat_penalty}
-
-
 class LlamaCppBackend(Backend):
     name = "llama-cpp"
     description = "quantized GGUF models on the CPU with llama-cpp-python"
@@ -100,7 +104,7 @@ class LlamaCppBackend(Backend):
         texts = []
         with loaded.lock:
             for index in range(n):  # the prompt's KV cache is reused between samples
-                kwargs = _sampling_kwargs(sampling, index)
+                kwargs = loaded.sampling_kwargs(sampling, index)
                 if chat:
                     out = loaded.llama.create_chat_completion([{"role": "user", "content": prompt}], **kwargs)
                     texts.append(out["choices"][0]["message"]["content"] or "")
@@ -113,7 +117,7 @@ class LlamaCppBackend(Backend):
         loaded = load(model)
         with loaded.lock:
             for chunk in loaded.llama.create_completion(prompt, stream=True, stopping_criteria=loaded.stop_at_bos,
-                                                        **_sampling_kwargs(sampling)):
+                                                        **loaded.sampling_kwargs(sampling)):
                 yield chunk["choices"][0]["text"]
 
     def next_token_logprobs(self, model: Path, prompt: str, top: int = 20) -> dict[str, float]:

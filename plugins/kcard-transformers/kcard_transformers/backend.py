@@ -146,6 +146,10 @@ class LoadedModel:
             kwargs["temperature"] = sampling.temperature
         if sampling.stop:  # ends generation early; the texts are still cut at the stop afterwards
             kwargs["stopping_criteria"] = _stop_criteria(self.tokenizer, sampling.stop)
+        if sampling.favour and sampling.favour_bias:  # a word's tokens at a text's start and after a space
+            tokens = {token for word in sampling.favour for text in (word, " " + word)
+                      for token in self.tokenizer.encode(text, add_special_tokens=False)}
+            kwargs["sequence_bias"] = {(token,): sampling.favour_bias for token in tokens}
         return kwargs
 
 
