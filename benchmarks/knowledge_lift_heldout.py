@@ -30,7 +30,8 @@ from kcard_core.models import DEFAULT_MODEL
 SPLITS = {"tuning": slice(0, 100), "held-out": slice(100, None)}
 RESULTS = HERE / "results" / "knowledge-lift-heldout.json"
 DEFAULTS = {"n1": defaults.N1, "n2": defaults.N2, "n3": defaults.N3, "judge": defaults.JUDGE,
-            "selectors": list(defaults.SELECTORS), "model": DEFAULT_MODEL, "decide": "reply"}
+            "selectors": list(defaults.SELECTORS), "model": DEFAULT_MODEL, "decide": "reply",
+            "copy_bias": defaults.COPY_BIAS}
 PAPER_SELECTORS = ("relevance", "pruning", "factuality")
 VARIANTS = {  # tuning-split variants of bottom-up: name -> settings over the defaults
     **{f"{'without' if name in defaults.SELECTORS else 'with'} {name}":
@@ -40,6 +41,7 @@ VARIANTS = {  # tuning-split variants of bottom-up: name -> settings over the de
     **{f"n2={n}": {"n2": n} for n in (3, 7, 10)},
     **{f"n3={n}": {"n3": n} for n in (2, 3)},
     "judge=embedding": {"judge": "embedding"},
+    "copy_bias=0": {"copy_bias": 0.0},
 }
 
 
