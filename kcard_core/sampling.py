@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -15,6 +15,7 @@ class Sampling:
     stop: tuple[str, ...] = ()
     repeat_penalty: float = 1.0  # > 1 keeps tiny models from looping on one sentence
     # words whose tokens get ``favour_bias`` added to their logits (the answer step's copy bias: a small
-    # reader told "The river is the Sabre" still answers with a river it knows unless nudged to copy)
-    favour: tuple[str, ...] = ()
-    favour_bias: float = 0.0
+    # reader told "The river is the Sabre" still answers with a river it knows unless nudged to copy);
+    # out of the repr, which keys the cards' generation cache (cards never favour words)
+    favour: tuple[str, ...] = field(default=(), repr=False)
+    favour_bias: float = field(default=0.0, repr=False)
