@@ -104,7 +104,8 @@ def reader_given_passage(corpus: str) -> int:
     right = 0
     for item in questions(corpus):
         passage = next(p for p in passages if item["answer"].lower() in p.lower())
-        answer = chain.ask(bottom_up_prompt(item["question"], [passage]), None)
+        hint = chain.copy_hint(item["question"], passage)  # as the chains read knowledge
+        answer = chain.ask(bottom_up_prompt(item["question"], [passage]), None, **hint)
         right += contains_answer(answer, [item["answer"]]) > 0
     return right
 

@@ -97,14 +97,15 @@ def fake_backend():
     return FakeBackend()
 
 
-def make_card(tmp_path: Path, name: str, description: str, backend=None):
-    """A real Card from a real manifest whose model file is a small local file."""
+def make_card(tmp_path: Path, name: str, description: str, backend=None, evidence: Path | None = None):
+    """A real Card from a real manifest whose model file is a small local file (and its evidence text)."""
     from kcard_core.cards import Card, CardManifest
 
     model = tmp_path / f"{name}.gguf"
     model.write_bytes(name.encode())
+    artifacts = {"model": {"file": str(model)}, **({"evidence": {"file": str(evidence)}} if evidence else {})}
     manifest = CardManifest.from_dict({"name": name, "description": description, "version": "1", "license": "MIT",
-                                       "prompt": "About: {query}", "artifacts": {"model": {"file": str(model)}}})
+                                       "prompt": "About: {query}", "artifacts": artifacts})
     return Card(manifest, backend=backend)
 
 

@@ -7,6 +7,7 @@ from conftest import FakeBackend, make_card
 from kcard_core.trace import CardError
 from kcard_core.chains import BottomUp, GenRead, TopDown, Vanilla
 from kcard_core.chains.top_down import match_card_name, parse_yes_no
+from kcard_core.backends import Backend, Sampling
 from kcard_core.errors import KcardError
 from kcard_core.selectors import Selector
 
@@ -25,12 +26,14 @@ class ByLength(Selector):
 
 
 class Recording(FakeListLLM):
-    """A scripted LLM that also keeps every prompt it was given."""
+    """A scripted LLM that also keeps every prompt it was given, and the extra arguments of each call."""
 
     prompts: list = []
+    kwargs: list = []
 
     def _call(self, prompt, stop=None, run_manager=None, **kwargs):
         self.prompts.append(prompt)
+        self.kwargs.append(kwargs)
         return super()._call(prompt, stop, run_manager, **kwargs)
 
 
@@ -99,6 +102,54 @@ def test_top_down_auto_matches_the_question_when_it_is_closer_than_the_stated_ne
     trace = chain.invoke("Which party won the elections?")["trace"]  # both point the same way: the need
     assert trace.cards[0].card == "politics" and trace.turns[-1].details["matched"] == "need"
 
+
+
+def test_top_down_auto_gives_a_question_to_the_card_whose_text_alone_holds_its_word(tmp_path):
+    def card(name, description, evidence):
+        (tmp_path / f"{name}.txt").write_text(evidence)
+        return make_card(tmp_path, name, description, FakeBackend(), evidence=tmp_path / f"{name}.txt")
+
+    cards = [card("observatory", "an observatory's history and people", "The Sorrell Refractor's lens is 60 cm wide."),
+             card("politics", "elections, senators and governors", "Raphael Warnock won the Georgia senate race."),
+             make_card(tmp_path, "general", "general knowledge")]  # no text of its own: it claims nothing
+    # the stated need points at politics; only the observatory card's text holds "Sorrell"
+    llm = FakeListLLM(responses=["Yes", "The results of the elections", "60 cm"])
+    chain = TopDown(llm, cards, ByLength(name="factuality"), n1=1, examples=[])
+    trace = chain.invoke("How wide is the lens of the Sorrell Refractor?")["trace"]
+    assert trace.cards[0].card == "observatory"
+    assert trace.cards[0].why == "only its text holds 'len', 'refractor', 'sorrell', 'wide' of the question"
+    assert trace.turns[-1].details["claims"] == {"observatory": ["len", "refractor", "sorrell", "wide"]}
+    llm = FakeListLLM(responses=["Yes", "The results of the elections", "Warnock"])  # no claim: descriptions
+    chain = TopDown(llm, cards, ByLength(name="factuality"), n1=1, examples=[])
+    trace = chain.invoke("Which party did best?")["trace"]
+    assert trace.cards[0].card == "politics" and trace.turns[-1].details["claims"] == {}
+
+
+class Favoured(FakeBackend):
+    """Answers with the words the chain asked it to favour."""
+
+    def language_model(self, model, sampling):
+        return Backend.language_model(self, model, sampling)
+
+    def generate(self, model, prompt, *, n, sampling, chat=False):
+        if prompt.endswith("Answer:"):
+            self.favoured = sampling.favour, sampling.favour_bias
+            return ["Paris"]
+        return super().generate(model, prompt, n=n, sampling=sampling, chat=chat)
+
+
+def test_the_answer_step_favours_the_words_of_the_knowledge_that_the_question_lacks(tmp_path):
+    backend = Favoured()
+    llm = backend.language_model(tmp_path / "base.gguf", Sampling(favour_bias=2.0))
+    chain = BottomUp(llm, [make_card(tmp_path, "geo", "geography", backend)], [], n1=1, examples=[])
+    # the card writes "geo knows fact 0 about What is the capital of France?"
+    assert chain.invoke("What is the capital of France? Options: A. Paris; B. Lyon.")["answer"] == "A. Paris"
+    assert backend.favoured == (("geo", "knows", "fact", "0", "about"), 2.0)  # not the options' words either
+    assert list(chain.stream("What is the capital of France?"))[0] == {"answer": "Paris"}
+    assert backend.favoured[0] == ("geo", "knows", "fact", "0", "about")
+    llm = Recording(responses=["Paris"], prompts=[], kwargs=[])  # any other LangChain model reads the prompt alone
+    BottomUp(llm, [make_card(tmp_path, "geo", "geography", backend)], [], n1=1, examples=[]).invoke("Capital?")
+    assert llm.kwargs == [{}]
 
 
 def test_top_down_exp_maps_the_named_source_to_a_card(cards):

@@ -59,7 +59,8 @@ def test_bad_input_gets_one_line_and_a_nonzero_exit(args, message):
 
 
 @pytest.mark.parametrize("args", [["ask", "Who?", "--n1", "0"], ["ask", "Who?", "--n3", "101"],
-                                  ["eval", "popqa", "--n2", "0"], ["ask", "Who?", "--judge", "oracle"]])
+                                  ["eval", "popqa", "--n2", "0"], ["ask", "Who?", "--judge", "oracle"],
+                                  ["ask", "Who?", "--copy-bias", "-1"]])
 def test_settings_out_of_range_are_refused_before_anything_loads(args):
     result = run(*args)
     assert result.exit_code == 2 and "Invalid value for" in result.output
@@ -70,7 +71,7 @@ def test_a_chain_spec_checks_every_setting():
     from kcard_core.spec import ChainSpec
 
     assert ChainSpec(cards=[], selectors="relevance, factuality") == ChainSpec()
-    for bad in ({"n1": 0}, {"max_iterations": 21}, {"decide": "maybe"}, {"mode": "sideways"}):
+    for bad in ({"n1": 0}, {"max_iterations": 21}, {"decide": "maybe"}, {"mode": "sideways"}, {"copy_bias": 11}):
         with pytest.raises(KcardError, match=next(iter(bad))):
             ChainSpec(**bad)
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from kcard_core import defaults
+from kcard_core.cards import Card
 from kcard_core.chains import build_chain
 from kcard_core.plugins import load_registry
 
@@ -140,3 +141,18 @@ def test_model_from_user_config(kcard_home):
                           env={**os.environ})
     data = json.loads(done.stdout)
     assert data["trace"]["model"] == "smollm2-135m-instruct" and data["trace"]["mode"] == "top-down-auto"
+
+
+def test_the_reader_copies_the_river_it_is_given_rather_than_one_it_knows(tmp_path):
+    (tmp_path / "corpus.txt").write_text("The river that runs through Kelderwick is the Sabre. It rises in the Ellow "
+                                         "Hills and reaches the sea at Kelderwick harbour.\n")
+    (tmp_path / "card.toml").write_text('name = "rivers"\ndescription = "d"\nversion = "1"\nlicense = "MIT"\n'
+                                        'type = "retrieval"\n[artifacts.corpus]\nfile = "corpus.txt"\n')
+    card = Card.from_manifest(tmp_path / "card.toml")
+    answers = {}
+    for bias in (defaults.COPY_BIAS, 0.0):
+        chain = build_chain("bottom-up", cards=["countries"], selectors=(), copy_bias=bias)
+        chain.cards = [card]
+        answers[bias] = chain.invoke("Which river runs through Kelderwick?")["answer"]
+    assert "Sabre" in answers[defaults.COPY_BIAS]
+    assert "Sabre" not in answers[0.0], answers  # Gemma 3 270M answers "The River Esk" when not nudged to copy

@@ -77,7 +77,7 @@ def test_a_retrieval_card_from_the_tutorial_text(run, tmp_path):
     assert "harbour town" in listed["kelderwick"]["description"]
     answered = run(ask)
     assert "Ada Morrane" in answered.stdout and "kcard: card" not in answered.stderr
-    assert right_answers(run, "kelderwick") >= 12  # 13 measured (benchmarks/results/own-card.md); the goal is 19
+    assert right_answers(run, "kelderwick") >= 15  # 16 measured (benchmarks/results/own-card.md); the goal is 19
 
 
 def test_an_lm_card_from_the_tutorial_text(run, tmp_path):

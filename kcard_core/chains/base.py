@@ -65,7 +65,7 @@ class KnowledgeChain(KcardRunnable):
         """One line from the base LLM, natively async where the model is (a ChatOpenAI, say)."""
         return text_of(await self.llm.ainvoke(prompt, config=config, stop=ANSWER_STOP, **hint)).strip()
 
-    def copy_hint(self, question: str, trace: Trace) -> dict[str, Any]:
+    def copy_hint(self, question: str, knowledge: str) -> dict[str, Any]:
         """What the answer step asks of a kcard backend's model: favour the words of the knowledge that
         the question does not hold (the answer is in the knowledge, and rarely repeats the question).
         A 270M reader handed "The river that runs through Kelderwick is the Sabre." answered "The River
@@ -73,7 +73,7 @@ class KnowledgeChain(KcardRunnable):
         if not isinstance(self.llm, BackendLLM):
             return {}
         asked = {word.lower() for word in WORD.findall(without_options(question))}
-        words = dict.fromkeys(word for word in WORD.findall(trace.knowledge()) if word.lower() not in asked)
+        words = dict.fromkeys(word for word in WORD.findall(knowledge) if word.lower() not in asked)
         return {"favour": tuple(words)} if words else {}
 
     def _start(self, input: Any, config: RunnableConfig | None) -> tuple[str, Trace]:
@@ -102,7 +102,7 @@ class KnowledgeChain(KcardRunnable):
         return (yield trace.prompt)
 
     def answer(self, question: str, trace: Trace, config: RunnableConfig | None) -> str:
-        steps, hint = self.answering(question, trace), self.copy_hint(question, trace)
+        steps, hint = self.answering(question, trace), self.copy_hint(question, trace.knowledge())
         prompt = next(steps)
         try:
             while True:
@@ -111,7 +111,7 @@ class KnowledgeChain(KcardRunnable):
             return done.value
 
     async def aanswer(self, question: str, trace: Trace, config: RunnableConfig | None) -> str:
-        steps, hint = self.answering(question, trace), self.copy_hint(question, trace)
+        steps, hint = self.answering(question, trace), self.copy_hint(question, trace.knowledge())
         prompt = next(steps)
         try:
             while True:
@@ -147,7 +147,7 @@ class KnowledgeChain(KcardRunnable):
         question, trace = self._start(input, config)
         with trace.timer("answer"):
             for chunk in self.llm.stream(trace.prompt, config=config, stop=ANSWER_STOP,
-                                         **self.copy_hint(question, trace)):
+                                         **self.copy_hint(question, trace.knowledge())):
                 if text := self._grow_answer(trace, chunk):
                     yield {"answer": text}
         trace.answer = trace.answer.strip()
@@ -171,7 +171,7 @@ class KnowledgeChain(KcardRunnable):
         question, trace = await run_in_executor(config, self._start, input, config)
         with trace.timer("answer"):
             async for chunk in self.llm.astream(trace.prompt, config=config, stop=ANSWER_STOP,
-                                                **self.copy_hint(question, trace)):
+                                                **self.copy_hint(question, trace.knowledge())):
                 if text := self._grow_answer(trace, chunk):
                     yield {"answer": text}
         trace.answer = trace.answer.strip()
