@@ -10,9 +10,10 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from kcard_core.backends import Adapted, Backend, BackendStatus, Sampling
+from kcard_llama_cpp.batched import BatchDecoder, Request
 
 N_CTX = 2048
 # loaded models kept at once; the least recently used is freed first (25 cards need not mean 25 models)
@@ -37,16 +38,98 @@ class LoadedModel:
         # trained on documents may close one with BOS, and a chat model starts a new turn with it)
         bos = self.llama.token_bos()
         self.stop_at_bos = StoppingCriteriaList([lambda tokens, logits: len(tokens) > 0 and tokens[-1] == bos])
+        self.pending: list[Request] = []  # completions asked for while the model was busy
+        self.pending_lock = threading.Lock()
+        self._decoder: BatchDecoder | None = None
+
+    def close(self) -> None:
+        if self._decoder is not None:
+            self._decoder.close()
+        self.llama.close()
+
+    def logit_bias(self, sampling: Sampling) -> dict[int, float]:
+        """The favoured words' tokens, at a text's start and after a space."""
+        if not (sampling.favour and sampling.favour_bias):
+            return {}
+        tokens = {token for word in sampling.favour for text in (word, " " + word)
+                  for token in self.llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)}
+        return dict.fromkeys(tokens, sampling.favour_bias)
 
     def sampling_kwargs(self, sampling: Sampling, seed_offset: int = 0) -> dict[str, Any]:
         kwargs = {"max_tokens": sampling.max_tokens, "temperature": sampling.temperature,
                   "seed": None if sampling.seed is None else sampling.seed + seed_offset,
                   "stop": list(sampling.stop) or None, "repeat_penalty": sampling.repeat_penalty}
-        if sampling.favour and sampling.favour_bias:  # a word's tokens at a text's start and after a space
-            tokens = {token for word in sampling.favour for text in (word, " " + word)
-                      for token in self.llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)}
-            kwargs["logit_bias"] = dict.fromkeys(tokens, sampling.favour_bias)
+        if bias := self.logit_bias(sampling):
+            kwargs["logit_bias"] = bias
         return kwargs
+
+    def complete(self, prompt: str, n: int, sampling: Sampling, chat: bool = False) -> list[str]:
+        """``n`` completions of ``prompt`` (a user's turn, with ``chat``). Whoever gets the model next
+        decodes every request waiting for it, so requests made together (by other threads) are decoded
+        together."""
+        request = Request(prompt, n, sampling, self.logit_bias(sampling), chat)
+        with self.pending_lock:
+            self.pending.append(request)
+        with self.lock:
+            if request.texts is None and request.error is None:  # not yet served by another thread
+                with self.pending_lock:
+                    taken, self.pending = self.pending, []
+                self._serve(taken)
+        if request.error is not None:
+            raise request.error
+        return request.texts
+
+    def _serve(self, requests: list[Request]) -> None:
+        """A lone request for one completion runs llama-cpp-python's own loop (whose prompt cache
+        serves repeated prompts); the others are packed into batches that fit the batch context, and
+        one too big for it runs one sample at a time."""
+        groups: list[list[Request]] = []
+        if len(requests) == 1 and requests[0].n == 1:
+            groups = [requests]
+        else:
+            for request in requests:
+                if groups and self.decoder.fits(groups[-1] + [request]):
+                    groups[-1].append(request)
+                else:
+                    groups.append([request])
+        for group in groups:
+            try:
+                if len(group) > 1 or group[0].n > 1 and self.decoder.fits(group):
+                    self.decoder.run(group, more=self.offer_waiting)
+                else:
+                    self.one_by_one(group[0])
+            except Exception as error:  # noqa: BLE001 - each waiting caller gets its own request's error
+                for request in group:
+                    if request.texts is None:
+                        request.error = error
+
+    def offer_waiting(self, offer: Callable[[Request], bool]) -> None:
+        """Requests made while the model decodes join the decode where they fit."""
+        with self.pending_lock:
+            waiting = list(self.pending)
+        taken = [request for request in waiting if offer(request)]
+        if taken:
+            with self.pending_lock:
+                self.pending = [request for request in self.pending if request not in taken]
+
+    def one_by_one(self, request: Request) -> None:
+        """llama-cpp-python's own loop, one sample after another (the prompt's KV cache is reused)."""
+        texts = []
+        for index in range(request.n):
+            kwargs = self.sampling_kwargs(request.sampling, index)
+            if request.chat:
+                out = self.llama.create_chat_completion([{"role": "user", "content": request.prompt}], **kwargs)
+                texts.append(out["choices"][0]["message"]["content"] or "")
+            else:
+                out = self.llama.create_completion(request.prompt, stopping_criteria=self.stop_at_bos, **kwargs)
+                texts.append(out["choices"][0]["text"])
+        request.texts = texts
+
+    @property
+    def decoder(self) -> BatchDecoder:
+        if self._decoder is None:
+            self._decoder = BatchDecoder(self.llama)
+        return self._decoder
 
 
 @dataclass(frozen=True)
@@ -66,7 +149,7 @@ _models_lock = threading.Lock()
 def _close_all() -> None:
     """Free models before interpreter shutdown (llama-cpp-python's __del__ fails noisily after it)."""
     for loaded in _models.values():
-        loaded.llama.close()
+        loaded.close()
     _models.clear()
 
 
@@ -80,7 +163,7 @@ def load(model: Path | Adapted | Own, n_ctx: int = N_CTX, n_threads: int | None 
             while len(_models) >= MAX_MODELS:
                 _, evicted = _models.popitem(last=False)
                 with evicted.lock:  # wait for its current call to finish
-                    evicted.llama.close()
+                    evicted.close()
             _models[key] = LoadedModel(*key[:4])
         _models.move_to_end(key)
         return _models[key]
@@ -100,18 +183,9 @@ class LlamaCppBackend(Backend):
         return super().language_model(Own(model), sampling)
 
     def generate(self, model: Path, prompt: str, *, n: int, sampling: Sampling, chat: bool = False) -> list[str]:
-        loaded = load(model)
-        texts = []
-        with loaded.lock:
-            for index in range(n):  # the prompt's KV cache is reused between samples
-                kwargs = loaded.sampling_kwargs(sampling, index)
-                if chat:
-                    out = loaded.llama.create_chat_completion([{"role": "user", "content": prompt}], **kwargs)
-                    texts.append(out["choices"][0]["message"]["content"] or "")
-                else:
-                    out = loaded.llama.create_completion(prompt, stopping_criteria=loaded.stop_at_bos, **kwargs)
-                    texts.append(out["choices"][0]["text"])
-        return texts
+        """The ``n`` samples decode as parallel sequences, together with whatever other threads ask of
+        the same model meanwhile (:mod:`kcard_llama_cpp.batched`)."""
+        return load(model).complete(prompt, n, sampling, chat)
 
     def stream(self, model: Path, prompt: str, sampling: Sampling) -> Iterator[str]:
         loaded = load(model)
