@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import math
+import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from kcard_core.sampling import Sampling  # noqa: F401  (part of the backend interface)
 
@@ -21,6 +22,46 @@ class BackendStatus:
     available: bool
     device: str
     detail: str = ""
+
+
+@dataclass(eq=False)
+class Request:
+    """``n`` samples of ``prompt`` (a user's turn, with ``chat``), filled in by whoever serves it."""
+
+    prompt: str
+    n: int
+    sampling: Sampling
+    chat: bool = False
+    texts: list[str] | None = None
+    error: BaseException | None = None
+
+
+class Gather:
+    """Requests for one model, served together: each caller queues its request and waits for the
+    model's lock; whoever gets the lock serves every request queued by then (``serve`` sets each
+    one's texts or error), so requests that other threads make meanwhile are decoded together."""
+
+    def __init__(self, lock: Any):
+        self.lock = lock
+        self.pending: list[Request] = []
+        self.pending_lock = threading.Lock()
+
+    def submit(self, request: Request, serve: Callable[[list[Request]], None]) -> list[str]:
+        with self.pending_lock:
+            self.pending.append(request)
+        with self.lock:
+            if request.texts is None and request.error is None:  # not yet served by another thread
+                serve(self.take())
+        if request.error is not None:
+            raise request.error
+        return request.texts or []
+
+    def take(self, accept: Callable[[Request], bool] = lambda request: True) -> list[Request]:
+        """The queued requests that ``accept`` takes (it may start serving them), in order."""
+        with self.pending_lock:
+            taken = [request for request in self.pending if accept(request)]
+            self.pending = [request for request in self.pending if request not in taken]
+        return taken
 
 
 @dataclass(frozen=True)

@@ -57,11 +57,34 @@ def test_requests_made_together_are_decoded_together(model, runs):
 
 
 def test_a_batch_that_fails_fails_each_of_its_callers_with_the_reason(model, monkeypatch):
-    monkeypatch.setattr(batched, "N_CTX", 8)  # no room for even one prompt: one at a time, which works
+    decoder = load(model).decoder
+    monkeypatch.setattr(decoder, "n_ctx", 8)  # no room for even one prompt: one at a time, which works
     assert len(LlamaCppBackend().generate(model, PROMPTS[1], n=2, sampling=Sampling(max_tokens=4))) == 2
     monkeypatch.undo()
-    loaded = load(model)
     monkeypatch.setattr(batched.BatchDecoder, "_decode", lambda self: (_ for _ in ()).throw(RuntimeError("boom")))
     with pytest.raises(RuntimeError, match="boom"):
         LlamaCppBackend().generate(model, PROMPTS[1], n=2, sampling=Sampling(max_tokens=4))
-    assert loaded.pending == []
+    assert load(model).gather.pending == []
+
+
+def test_transformers_generates_requests_made_together_in_one_call(model, monkeypatch):
+    from kcard_transformers.backend import TransformersBackend
+    from kcard_transformers.backend import load as load_weights
+
+    loaded, sizes = load_weights(model), []
+    generate = loaded.model.generate
+    monkeypatch.setattr(loaded.model, "generate", lambda **kwargs: (sizes.append(kwargs["input_ids"].shape[0]),
+                                                                    generate(**kwargs))[1])
+    sampling, results, start = Sampling(max_tokens=8, temperature=0.7, seed=1), {}, threading.Barrier(len(PROMPTS))
+
+    def ask(prompt):
+        start.wait()
+        results[prompt] = TransformersBackend().generate(model, prompt, n=2, sampling=sampling)
+
+    threads = [threading.Thread(target=ask, args=(prompt,)) for prompt in PROMPTS]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sum(sizes) == len(PROMPTS) and len(sizes) < len(PROMPTS), sizes  # prompts shared generate calls
+    assert all(len(texts) == 2 and all(texts) for texts in results.values()), results

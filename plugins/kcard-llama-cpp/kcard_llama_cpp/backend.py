@@ -10,9 +10,9 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
-from kcard_core.backends import Adapted, Backend, BackendStatus, Sampling
+from kcard_core.backends import Adapted, Backend, BackendStatus, Gather, Sampling
 from kcard_llama_cpp.batched import BatchDecoder, Request
 
 N_CTX = 2048
@@ -38,8 +38,7 @@ class LoadedModel:
         # trained on documents may close one with BOS, and a chat model starts a new turn with it)
         bos = self.llama.token_bos()
         self.stop_at_bos = StoppingCriteriaList([lambda tokens, logits: len(tokens) > 0 and tokens[-1] == bos])
-        self.pending: list[Request] = []  # completions asked for while the model was busy
-        self.pending_lock = threading.Lock()
+        self.gather = Gather(self.lock)  # completions asked for while the model was busy
         self._decoder: BatchDecoder | None = None
 
     def close(self) -> None:
@@ -63,23 +62,7 @@ class LoadedModel:
             kwargs["logit_bias"] = bias
         return kwargs
 
-    def complete(self, prompt: str, n: int, sampling: Sampling, chat: bool = False) -> list[str]:
-        """``n`` completions of ``prompt`` (a user's turn, with ``chat``). Whoever gets the model next
-        decodes every request waiting for it, so requests made together (by other threads) are decoded
-        together."""
-        request = Request(prompt, n, sampling, self.logit_bias(sampling), chat)
-        with self.pending_lock:
-            self.pending.append(request)
-        with self.lock:
-            if request.texts is None and request.error is None:  # not yet served by another thread
-                with self.pending_lock:
-                    taken, self.pending = self.pending, []
-                self._serve(taken)
-        if request.error is not None:
-            raise request.error
-        return request.texts
-
-    def _serve(self, requests: list[Request]) -> None:
+    def serve(self, requests: list[Request]) -> None:
         """A lone request for one completion runs llama-cpp-python's own loop (whose prompt cache
         serves repeated prompts); the others are packed into batches that fit the batch context, and
         one too big for it runs one sample at a time."""
@@ -95,22 +78,13 @@ class LoadedModel:
         for group in groups:
             try:
                 if len(group) > 1 or group[0].n > 1 and self.decoder.fits(group):
-                    self.decoder.run(group, more=self.offer_waiting)
+                    self.decoder.run(group, more=self.gather.take)
                 else:
                     self.one_by_one(group[0])
             except Exception as error:  # noqa: BLE001 - each waiting caller gets its own request's error
                 for request in group:
                     if request.texts is None:
                         request.error = error
-
-    def offer_waiting(self, offer: Callable[[Request], bool]) -> None:
-        """Requests made while the model decodes join the decode where they fit."""
-        with self.pending_lock:
-            waiting = list(self.pending)
-        taken = [request for request in waiting if offer(request)]
-        if taken:
-            with self.pending_lock:
-                self.pending = [request for request in self.pending if request not in taken]
 
     def one_by_one(self, request: Request) -> None:
         """llama-cpp-python's own loop, one sample after another (the prompt's KV cache is reused)."""
@@ -185,7 +159,9 @@ class LlamaCppBackend(Backend):
     def generate(self, model: Path, prompt: str, *, n: int, sampling: Sampling, chat: bool = False) -> list[str]:
         """The ``n`` samples decode as parallel sequences, together with whatever other threads ask of
         the same model meanwhile (:mod:`kcard_llama_cpp.batched`)."""
-        return load(model).complete(prompt, n, sampling, chat)
+        loaded = load(model)
+        request = Request(prompt, n, sampling, chat, logit_bias=loaded.logit_bias(sampling))
+        return loaded.gather.submit(request, loaded.serve)
 
     def stream(self, model: Path, prompt: str, sampling: Sampling) -> Iterator[str]:
         loaded = load(model)

@@ -4,7 +4,8 @@ The ``n`` samples of one prompt share its evaluation: the prompt's tokens belong
 sequences at once, and each sample then decodes on its own sequence. Requests for one model that
 arrive together (the questions of a ``batch()``, a server's concurrent clients, the cards of one
 question that run the same file) are decoded in the same batches: one forward pass per step for
-all of their sequences, which on a CPU costs little more than one sequence's pass.
+all of their sequences (on 2 CPU cores, 30 sequences of Gemma 3 270M wrote 2.3 times the tokens a
+second of one at a time).
 
 Sampling mirrors llama-cpp-python's ``create_completion`` (penalties, then greedy at temperature 0,
 else top-k 40, typical 1.0, top-p 0.95, min-p 0.05, temperature, and a seeded draw), so a seed draws
@@ -18,23 +19,16 @@ import ctypes
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from kcard_core.sampling import Sampling
+from kcard_core import backends
 
 N_CTX = 8192  # tokens of all sequences decoded together (prompts once, plus every sample's new tokens)
 MAX_SEQUENCES = 64
-ANCHOR = MAX_SEQUENCES - 1  # the sequence that keeps the first requests' shared start for later ones
 PENALTY_LAST_N = 64  # llama-cpp-python's default window for the repeat penalty
 
 
 @dataclass(eq=False)
-class Request:
-    prompt: str
-    n: int
-    sampling: Sampling
-    logit_bias: dict[int, float] = field(default_factory=dict)
-    chat: bool = False  # the prompt is a user's turn, put in the model's chat template
-    texts: list[str] | None = None
-    error: BaseException | None = None
+class Request(backends.Request):
+    logit_bias: dict[int, float] = field(default_factory=dict)  # the favoured words' tokens
 
 
 @dataclass
@@ -53,20 +47,21 @@ class _Sequence:
 class BatchDecoder:
     """A second llama.cpp context on a loaded model's weights, with room for many sequences."""
 
-    def __init__(self, llama: Any):
+    def __init__(self, llama: Any, n_ctx: int = N_CTX, max_sequences: int = MAX_SEQUENCES):
         import llama_cpp
 
-        self.llama = llama
+        self.llama, self.n_ctx, self.max_sequences = llama, n_ctx, max_sequences
+        self.anchor = max_sequences - 1  # the sequence that keeps the first requests' shared start for later ones
         params = llama_cpp.llama_context_params.from_buffer_copy(llama.context_params)  # the same settings
-        params.n_ctx = params.n_batch = N_CTX
-        params.n_seq_max = MAX_SEQUENCES
+        params.n_ctx = params.n_batch = n_ctx
+        params.n_seq_max = max_sequences
         params.kv_unified = True  # one cache: a prompt's cells are shared by its samples' sequences
         params.flash_attn_type = 1
         self.ctx = llama_cpp.llama_init_from_model(llama.model, params)
         if not self.ctx:
             raise RuntimeError("llama.cpp could not make a batch context")
         self.vocab = llama_cpp.llama_model_get_vocab(llama.model)
-        self.batch = llama_cpp.llama_batch_init(N_CTX, 0, MAX_SEQUENCES)
+        self.batch = llama_cpp.llama_batch_init(n_ctx, 0, max_sequences)
         self._formatter: Any = None
 
     def close(self) -> None:
@@ -82,7 +77,7 @@ class BatchDecoder:
             return False  # llama-cpp-python's fallback chat formats are its own: it runs those one at a time
         sequences = sum(r.n for r in requests)
         tokens = sum(len(self.prompt(r)[0]) + r.n * r.sampling.max_tokens for r in requests)
-        return sequences <= MAX_SEQUENCES and tokens <= N_CTX
+        return sequences < self.max_sequences and tokens <= self.n_ctx
 
     def prompt(self, request: Request) -> tuple[list[int], tuple[str, ...]]:
         """The request's prompt tokens and stop strings, as llama-cpp-python's completion (or chat
@@ -102,7 +97,7 @@ class BatchDecoder:
         stops = turn.stop if isinstance(turn.stop, list) else [turn.stop] if turn.stop else []
         return tokens, (*request.sampling.stop, *stops)
 
-    def run(self, requests: list[Request], more: Callable[[Callable[[Request], bool]], None] | None = None) -> None:
+    def run(self, requests: list[Request], more: Callable[[Callable[[Request], bool]], Any] | None = None) -> None:
         """Decode the requests together (they must :meth:`fits`), and those made meanwhile: between
         steps, ``more`` is called with ``offer``, which takes a waiting request into the decode if it
         still fits (continuous batching). Sets each request's ``texts`` (or, on a failure, ``error``).
@@ -115,8 +110,8 @@ class BatchDecoder:
         llama_cpp.llama_memory_clear(memory, True)
         prompts = {id(request): self.prompt(request) for request in requests}
         shared = _common_start([tokens for tokens, _ in prompts.values()])
-        free_ids = list(range(ANCHOR))
-        room = N_CTX - len(shared)
+        free_ids = list(range(self.anchor))
+        room = self.n_ctx - len(shared)
         sequences: list[_Sequence] = []
         admitted: list[Request] = []
 
@@ -132,7 +127,7 @@ class BatchDecoder:
             if shared and tokens[:len(shared)] == shared and len(tokens) > len(shared):
                 start = len(shared)
                 for seq_id in seq_ids:  # the shared start's cells take these sequences too
-                    llama_cpp.llama_memory_seq_cp(memory, ANCHOR, seq_id, 0, start)
+                    llama_cpp.llama_memory_seq_cp(memory, self.anchor, seq_id, 0, start)
             rest = tokens[start:]
             self._fill([(token, pos, seq_ids) for pos, token in enumerate(rest, start=start)], [len(rest) - 1])
             self._decode()
@@ -162,7 +157,7 @@ class BatchDecoder:
 
         try:
             if shared:
-                self._fill([(token, pos, [ANCHOR]) for pos, token in enumerate(shared)], logits_for=())
+                self._fill([(token, pos, [self.anchor]) for pos, token in enumerate(shared)], logits_for=())
                 self._decode()
             for request in requests:
                 admit(request)

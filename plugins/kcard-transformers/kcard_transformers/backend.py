@@ -14,11 +14,12 @@ import shutil
 import sys
 import tempfile
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from kcard_core.artifacts import pickle_allowed, sha256_of
-from kcard_core.backends import Adapted, Backend, BackendStatus, Sampling
+from kcard_core.backends import Adapted, Backend, BackendStatus, Gather, Request, Sampling
 from kcard_core.config import cache_dir
 
 if TYPE_CHECKING:
@@ -126,14 +127,49 @@ class LoadedModel:
         ends = [ends] if isinstance(ends, int) else list(ends or [])
         self.end_tokens = ends + [t for t in (self.tokenizer.eos_token_id, self.tokenizer.bos_token_id)
                                   if t is not None and t not in ends]
+        self.gather = Gather(self.lock)  # completions asked for while the model was busy
 
-    def encode(self, prompt: str, chat: bool = False) -> BatchEncoding:
+    def serve(self, requests: list[Request]) -> None:
+        """Those that sample alike (one way of sampling, one count) in one ``generate`` call each."""
+        groups: dict[tuple, list[Request]] = {}
+        for request in requests:
+            groups.setdefault((request.chat, request.n, replace(request.sampling, seed=None)), []).append(request)
+        for group in groups.values():
+            try:
+                for request, texts in zip(group, self.generate_together(group)):
+                    request.texts = texts
+            except Exception as error:  # noqa: BLE001 - each waiting caller gets the reason
+                for request in group:
+                    request.error = error
+
+    def generate_together(self, requests: list[Request]) -> list[list[str]]:
+        import torch
+
+        first = requests[0]
+        kwargs = self.generate_kwargs(first.sampling)
+        # greedy samples are all alike, and transformers refuses num_return_sequences > 1 without sampling
+        count = first.n if kwargs["do_sample"] else 1
+        inputs = self.encode([r.prompt for r in requests], first.chat)
+        with torch.inference_mode():
+            if first.sampling.seed is not None:  # one draw for the whole batch: the first request's seed
+                torch.manual_seed(first.sampling.seed)
+            output = self.model.generate(**inputs, num_return_sequences=count, **kwargs)
+        texts = self.tokenizer.batch_decode(output[:, inputs["input_ids"].shape[1]:], skip_special_tokens=True)
+        texts = [cut_at_stop(text, first.sampling.stop) for text in texts]
+        return [texts[i * count:(i + 1) * count] * (first.n // count) for i in range(len(requests))]
+
+    def encode(self, prompts: str | list[str], chat: bool = False) -> BatchEncoding:
+        """The prompt, or several left-padded to one length (with their attention mask)."""
         templated = chat and bool(self.tokenizer.chat_template)  # without a template the prompt goes as is
         if templated:
-            prompt = self.tokenizer.apply_chat_template([{"role": "user", "content": prompt}],
-                                                        add_generation_prompt=True, tokenize=False)
+            prompts = [self.tokenizer.apply_chat_template([{"role": "user", "content": prompt}],
+                                                          add_generation_prompt=True, tokenize=False)
+                       for prompt in ([prompts] if isinstance(prompts, str) else prompts)]
+        if self.tokenizer.pad_token is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
         # a templated prompt already holds its special tokens (BOS included)
-        inputs = self.tokenizer(prompt, return_tensors="pt", add_special_tokens=not templated)
+        inputs = self.tokenizer(prompts, return_tensors="pt", add_special_tokens=not templated, padding=True,
+                                padding_side="left")
         return inputs.to(self.device)
 
     def generate_kwargs(self, sampling: Sampling) -> dict[str, Any]:
@@ -219,20 +255,10 @@ class TransformersBackend(Backend):
         return BackendStatus(True, device)
 
     def generate(self, model: Path, prompt: str, *, n: int, sampling: Sampling, chat: bool = False) -> list[str]:
-        import torch
-
+        """The n samples in one ``generate`` call, with the requests of other threads made meanwhile
+        that sample alike (a ``batch()`` of questions, ``kcard serve``'s clients)."""
         loaded = load(model)
-        inputs = loaded.encode(prompt, chat)
-        kwargs = loaded.generate_kwargs(sampling)
-        # greedy samples are all alike, and transformers refuses num_return_sequences > 1 without sampling
-        count = n if kwargs["do_sample"] else 1
-        with loaded.lock, torch.inference_mode():
-            if sampling.seed is not None:
-                torch.manual_seed(sampling.seed)
-            output = loaded.model.generate(**inputs, num_return_sequences=count, **kwargs)
-        new_tokens = output[:, inputs["input_ids"].shape[1]:]
-        texts = loaded.tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
-        return [cut_at_stop(text, sampling.stop) for text in texts] * (n // count)
+        return loaded.gather.submit(Request(prompt, n, sampling, chat), loaded.serve)
 
     def stream(self, model: Path, prompt: str, sampling: Sampling) -> Iterator[str]:
         loaded = load(model)
