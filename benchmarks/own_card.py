@@ -122,11 +122,13 @@ def report(rows: list[dict]) -> str:
 
 Each corpus's card, built as docs/tutorial.md builds it, installed beside the 7 first-party cards;
 20 questions per corpus answered only by its text; right = the gold answer is in the answer (of 20).
-kcard's defaults (n1 = {defaults.N1}, n2 = {defaults.N2}, n3 = {defaults.N3}, judge = {defaults.JUDGE});
+kcard's defaults (n1 = {defaults.N1}, n2 = {defaults.N2}, n3 = {defaults.N3}, judge = {defaults.JUDGE},
+copy_bias = {defaults.COPY_BIAS});
 the LM card is `kcard train` at its defaults (preset "memorise", SmolLM2-135M-Instruct, full
 weights) unless the row's options say otherwise; recall = passages the card writes back when asked
 with a question-like cue it never saw (what `kcard train` prints); "reader given the passage" = the
-base LLM handed the corpus paragraph that holds the answer, in bottom-up's prompt: what this reader
+base LLM handed the corpus paragraph that holds the answer, in bottom-up's prompt and with its copy
+bias (copy_bias = {defaults.COPY_BIAS}): what this reader
 makes of the text itself (a card's shorter document can do better, as the kelderwick LM card's
 one-sentence documents do). 2 CPU cores, one process at a time. kelderwick is the development set (the recipe was
 chosen on it); halvard was written afterwards.
@@ -158,7 +160,8 @@ def main() -> None:
     rows.sort(key=lambda r: (CORPORA.index(r["corpus"]), r["kind"]))
     if not args.dry:
         write_result("own-card", {"rows": rows, "defaults": {"n1": defaults.N1, "n2": defaults.N2, "n3": defaults.N3,
-                                                             "judge": defaults.JUDGE}}, report(rows))
+                                                             "judge": defaults.JUDGE, "copy_bias": defaults.COPY_BIAS}},
+                     report(rows))
 
 
 if __name__ == "__main__":

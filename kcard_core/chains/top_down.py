@@ -177,10 +177,12 @@ class TopDown(KnowledgeChain):
         indexes = {}
         for name, card in self.by_name.items():
             try:
-                indexes[name] = card.index()
+                index = card.index()
             except Exception:  # noqa: BLE001 - a card's own data; reported where the card runs
                 continue
-        return claimants(without_options(question), {name: index for name, index in indexes.items() if index})
+            if index is not None:
+                indexes[name] = index
+        return claimants(without_options(question), indexes)
 
     def description_scores(self, *texts: str, among: Sequence[str] = ()) -> dict[str, tuple[float, str]]:
         """Each card's (similarity, which text) to the closest of ``texts`` ("need" first, then "question"),
