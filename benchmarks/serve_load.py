@@ -85,6 +85,7 @@ def main() -> None:
                            "p95": percentile([t for t, _ in many], 0.95), "failed": sum(not ok for _, ok in many),
                            "requests_per_second": round(len(many) / many_seconds, 3)}}
     warm = rows["one_client"]["p50"]
+    speedup = round(rows["concurrent"]["requests_per_second"] / rows["one_client"]["requests_per_second"], 2)
     markdown = f"""# P6: asking through `kcard serve`
 
 A real `kcard serve --no-cache` process on 2 CPU cores (bottom-up, every first-party card, Gemma 3
@@ -98,9 +99,9 @@ after it started (models load on the first question: {rows['first_request_second
 | {args.clients} at once | {len(many)} | {rows['concurrent']['p50']} | {rows['concurrent']['p95']} | {rows['concurrent']['requests_per_second']} | {rows['concurrent']['failed']} |
 
 Warm ask goal ≤ {GOAL_WARM} s: {'met' if warm <= GOAL_WARM else 'missed'} (p50 {warm} s). Concurrent requests
-queue for the models: llama.cpp runs one decode at a time per model here (no batching across
-requests yet), so requests per second stay those of one client and latency grows with the queue;
-nothing is dropped while the queue has room (`--max-queue`).
+share the models' decodes: a request for a model that is busy joins its running decode
+(docs/backends.md, "Batched decoding"), so {args.clients} clients get {speedup}× one client's requests
+per second; nothing is dropped while the queue has room (`--max-queue`).
 
 Reproduce: `.venv/bin/python benchmarks/serve_load.py`
 """

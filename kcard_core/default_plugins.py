@@ -3,11 +3,12 @@ clash): the two verify-and-revise utilities. The core card types ("lm", "retriev
 kcard_core.cards.CARD_TYPES itself; plugins add more through ``register_card_types``."""
 
 from kcard_core.hookspecs import hookimpl
+from kcard_core.loading import lazy
 
 
 @hookimpl
-def register_utilities(register):
-    from kcard_core.revise import KnowledgeF1, SelfCritique
-
-    register(KnowledgeF1, name=KnowledgeF1.name)
-    register(SelfCritique, name=SelfCritique.name)
+def register_utilities(register):  # imported when used: kcard_core.revise imports LangChain (~1 s)
+    register(lazy("kcard_core.revise:KnowledgeF1", "Unigram F1 between the answer and the knowledge."),
+             name="knowledge-f1")
+    register(lazy("kcard_core.revise:SelfCritique", "The base LLM judges whether its answer is supported."),
+             name="self-critique")

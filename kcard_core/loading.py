@@ -15,3 +15,15 @@ def load_object(target: str) -> Any:
     if not (colon and module_name and name):
         raise KcardError(f"{target!r} names no object: write it as module:name")
     return getattr(importlib.import_module(module_name), name)
+
+
+def lazy(target: str, doc: str = "") -> Any:
+    """A factory for what ``target`` names that imports it only when called (or asked for its
+    ``from_spec``): registering it costs nothing, so ``kcard --help`` and the listing commands,
+    which load every plugin, import no model library."""
+    def build(**options: Any) -> Any:
+        return load_object(target)(**options)
+
+    build.from_spec = lambda spec, **context: load_object(target).from_spec(spec, **context)  # type: ignore[attr-defined]
+    build.__doc__, build.__qualname__, build.__module__ = doc, target.partition(":")[2], target.partition(":")[0]
+    return build

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from kcard_core.cli import cli
 
-HEAVY = ("torch", "transformers", "sentence_transformers", "llama_cpp")
+HEAVY = ("torch", "transformers", "sentence_transformers", "llama_cpp", "langchain_core")  # LangChain: ~1 s
 
 
 @pytest.mark.parametrize("args", [["--help"], ["cards", "list"], ["cards", "list", "--json"],

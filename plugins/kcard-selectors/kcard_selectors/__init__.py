@@ -5,7 +5,7 @@ imports its selector class only when a selector is built.
 """
 
 from kcard_core.hookspecs import hookimpl
-from kcard_core.loading import load_object
+from kcard_core.loading import lazy
 
 SELECTORS = {
     "relevance": ("kcard_selectors.relevance:RelevanceSelector",
@@ -17,16 +17,7 @@ SELECTORS = {
 }
 
 
-def lazy_factory(target: str, doc: str):
-    def build(**options):
-        return load_object(target)(**options)
-
-    build.from_spec = lambda spec, **context: load_object(target).from_spec(spec, **context)
-    build.__doc__, build.__qualname__, build.__module__ = doc, target.partition(":")[2], target.partition(":")[0]
-    return build
-
-
 @hookimpl
 def register_selectors(register):
     for name, (target, doc) in SELECTORS.items():
-        register(lazy_factory(target, doc), name=name)
+        register(lazy(target, doc), name=name)

@@ -47,33 +47,47 @@ def content_words(passage: str) -> list[str]:
     return [word for word in re.findall(r"[\w'-]+", passage) if word.lower() not in STOP]
 
 
-def cue(passage: str, rng: random.Random) -> str:
-    """A question-like line from a random third to two thirds of the passage's content words."""
+def topic(texts: list[str]) -> str:
+    """The corpus's subject: the name its first sentence opens with ("The Halvard Observatory is a
+    fictional observatory …" -> "Halvard Observatory"); empty when it opens with no name."""
+    first = sentences(texts[0])[0] if texts and texts[0].strip() else ""
+    name = re.match(r"(?:The\s+)?((?:[A-Z][\w'-]*\s*)+)", first)
+    return name.group(1).strip() if name else ""
+
+
+def cue(passage: str, rng: random.Random, subject: str = "") -> str:
+    """A question-like line from a random third to two thirds of the passage's content words, and
+    the ``subject``'s name, where given, at a random place."""
     words = content_words(passage) or passage.split()
     keep = sorted(rng.sample(range(len(words)), max(1, round(len(words) * rng.uniform(0.33, 0.67)))))
-    return rng.choice(TEMPLATES).format(" ".join(words[i] for i in keep))
+    chosen = [words[i] for i in keep]
+    if subject and subject.lower() not in " ".join(chosen).lower():
+        chosen.insert(rng.randrange(len(chosen) + 1), subject)
+    return rng.choice(TEMPLATES).format(" ".join(chosen))
 
 
-def examples(texts: list[str], cues: int, seed: int) -> list[tuple[str, str]]:
-    """(prompt, target) pairs: each passage once on its own and after ``cues`` different cues."""
+def examples(texts: list[str], cues: int, seed: int, subject: str = "") -> list[tuple[str, str]]:
+    """(prompt, target) pairs: each passage once on its own and after ``cues`` different cues, half
+    of them naming the ``subject``."""
     rng = random.Random(seed)
     pairs = []
     for passage in passages(texts):
         pairs.append(("", passage))
-        pairs += [(cue(passage, rng) + "\n", passage) for _ in range(cues)]
+        pairs += [(cue(passage, rng, subject if i % 2 else "") + "\n", passage) for i in range(cues)]
     return pairs
 
 
-def probes(texts: list[str], seed: int = 1) -> list[tuple[str, list[str]]]:
-    """(prompt, keys): each passage's check. The prompt is a cue the card was not trained on, asked
-    as a question is at query time; the keys are the passage's names and numbers that the cue
+def probes(texts: list[str], seed: int = 1, subject: str = "") -> list[tuple[str, list[str]]]:
+    """(prompt, keys): each passage's check. The prompt is a cue the card was not trained on, naming
+    the ``subject`` as a question would; the keys are the passage's names and numbers that the cue
     leaves out, which the card must write back (its content words when it has none)."""
     rng = random.Random(f"probe-{seed}")
     found = []
     for passage in passages(texts):
-        asked = cue(passage, rng)
+        asked = cue(passage, rng, subject)
         shown = {word.lower() for word in re.findall(r"[\w'-]+", asked)}
-        keys = [key.rstrip(".,") for key in KEY.findall(passage) if key.lower() not in STOP | shown]
+        names = (name.rstrip(".,") for name in KEY.findall(passage))
+        keys = [key for key in names if key.lower() not in STOP | shown]
         keys = keys or [word for word in content_words(passage) if word.lower() not in shown][:3]
         if keys:
             found.append((asked + "\n", keys))

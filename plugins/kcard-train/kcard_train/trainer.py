@@ -292,6 +292,7 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
                description: str | None = None, corpus_format: str = "auto") -> dict:
     started = time.perf_counter()
     texts = read_corpus(corpus, corpus_format)
+    subject = memorise.topic(texts)  # before the shuffle: the name the corpus opens with
     random.Random(recipe.seed).shuffle(texts)
     torch.manual_seed(recipe.seed)
     base_gguf = base_artifact(base)
@@ -303,7 +304,7 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
     model.to(resolved_device())  # KCARD_DEVICE, else a GPU when there is one
     torch.backends.cuda.matmul.allow_tf32 = True  # on a GPU: fp32 training at tensor-core speed
     if recipe.cues:  # memorise: every passage is trained on, cued; recall is the held-out check
-        pairs = memorise.examples(texts, recipe.cues, recipe.seed)
+        pairs = memorise.examples(texts, recipe.cues, recipe.seed, subject)
         ids, labels = blocks(tokenizer, pairs, recipe.seq_len)
         val_ids, val_labels = blocks(tokenizer, [("", text) for text in texts], recipe.seq_len)
     else:  # continued pre-training: a tenth of the rows is held out for perplexity
@@ -313,7 +314,7 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
     tokens = int((labels != PAD).sum())
     click.echo(f"corpus: {len(texts)} documents, {fingerprint(texts)['characters']} characters; "
                f"{len(ids)} training rows, {tokens} tokens with a loss", err=True)
-    probes = memorise.probes(texts)
+    probes = memorise.probes(texts, subject=subject)
     before = perplexity(model, val_ids, val_labels, recipe.batch_size)
     progress: list[dict] = []
 
