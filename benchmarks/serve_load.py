@@ -56,13 +56,16 @@ def main() -> None:
         up = time.perf_counter() - started
         client = OpenAI(base_url=f"{url}/v1", api_key="none", timeout=600, max_retries=0)
 
+        errors: list[str] = []
+
         def ask(question: str) -> tuple[float, bool]:
             began = time.perf_counter()
             try:
                 reply = client.chat.completions.create(model="kcard-bottom-up",
                                                        messages=[{"role": "user", "content": question}])
                 ok = bool(reply.choices[0].message.content)
-            except Exception:
+            except Exception as error:  # counted as failed, and why
+                errors.append(f"{type(error).__name__}: {error}"[:300])
                 ok = False
             return time.perf_counter() - began, ok
 
@@ -83,7 +86,8 @@ def main() -> None:
                            "requests_per_second": round(len(one) / one_seconds, 3)},
             "concurrent": {"clients": args.clients, "requests": len(many), "p50": percentile([t for t, _ in many], 0.5),
                            "p95": percentile([t for t, _ in many], 0.95), "failed": sum(not ok for _, ok in many),
-                           "requests_per_second": round(len(many) / many_seconds, 3)}}
+                           "requests_per_second": round(len(many) / many_seconds, 3)},
+            "errors": errors}
     warm = rows["one_client"]["p50"]
     speedup = round(rows["concurrent"]["requests_per_second"] / rows["one_client"]["requests_per_second"], 2)
     markdown = f"""# P6: asking through `kcard serve`
