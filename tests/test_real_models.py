@@ -156,18 +156,3 @@ def test_the_reader_copies_the_river_it_is_given_rather_than_one_it_knows(tmp_pa
         answers[bias] = chain.invoke("Which river runs through Kelderwick?")["answer"]
     assert "Sabre" in answers[defaults.COPY_BIAS]
     assert "Sabre" not in answers[0.0], answers  # Gemma 3 270M answers "The River Esk" when not nudged to copy
-
-
-def test_the_reader_that_echoes_a_sentence_is_asked_again_without_it(tmp_path):
-    (tmp_path / "corpus.txt").write_text("A ferry sails from Kelderwick to the island of Merrin twice a day. The "
-                                         "crossing takes ninety minutes.\n")
-    (tmp_path / "card.toml").write_text('name = "ferries"\ndescription = "d"\nversion = "1"\nlicense = "MIT"\n'
-                                        'type = "retrieval"\n[artifacts.corpus]\nfile = "corpus.txt"\n')
-    chain = build_chain("bottom-up", cards=["countries"], selectors=())
-    chain.cards = [Card.from_manifest(tmp_path / "card.toml")]
-    question = "How long is the ferry crossing from Kelderwick to Merrin?"
-    result = chain.invoke(question)
-    echoed = result["trace"].turns[-1]  # Gemma 3 270M first writes out the first sentence
-    assert echoed.reply.startswith("A ferry sails") and echoed.details["sentence"].startswith("A ferry sails")
-    assert "ninety minutes" in result["answer"]
-    assert "".join(c.get("answer", "") for c in chain.stream(question)) == result["answer"]

@@ -20,21 +20,22 @@ from kcard_core.trace import CardError, Trace, Turn
 
 ANSWER_STOP = ["\n"]  # every prompt segment is one line, so is the answer
 WORD = re.compile(r"\w+")
-ECHO_WORDS = 5  # an answer that opens with this many words of the knowledge's first sentence copies it
+ECHO_WORDS = 5  # an answer that opens with this many words of a knowledge sentence repeats it
 
 
 def echo(answer: str, knowledge: str) -> str | None:
-    """The knowledge's first sentence, if ``answer`` merely copies the knowledge out from its start:
-    it opens with at least ECHO_WORDS of that sentence's words, in order (all of it, or its start).
-    A 270M reader that does not find the answer copies from the top: asked "How long is the ferry
+    """The sentence of ``knowledge`` that ``answer`` merely repeats, if it does: the answer opens
+    with at least ECHO_WORDS of the sentence's words, in order (the whole sentence or its start).
+    A short-answer reader that copies a sentence out has not answered: asked "How long is the ferry
     crossing?", Gemma 3 270M wrote "A ferry sails from Kelderwick to the island of Merrin twice a
-    day." out of "A ferry sails … twice a day. The crossing takes ninety minutes.". (A sentence
-    copied from further on is the one it chose, and may hold the answer: it is left alone.)"""
+    day." out of "A ferry sails … twice a day. The crossing takes ninety minutes."."""
     said = WORD.findall(answer.lower())
-    first = sentences(knowledge)[0] if len(said) >= ECHO_WORDS and knowledge.strip() else ""
-    words = WORD.findall(first.lower())
-    shared = min(len(said), len(words))
-    return first if shared >= ECHO_WORDS and said[:shared] == words[:shared] else None
+    for sentence in sentences(knowledge) if len(said) >= ECHO_WORDS else []:
+        words = WORD.findall(sentence.lower())
+        shared = min(len(said), len(words))
+        if shared >= ECHO_WORDS and said[:shared] == words[:shared]:
+            return sentence
+    return None
 
 
 class Streamed:
@@ -126,8 +127,8 @@ class KnowledgeChain(KcardRunnable):
         A multiple-choice question ("… Options: A. X; B. Y.") is first answered open, the knowledge in
         sight but not the options, and the answer is matched to an option by name: small LLMs shown the
         options tend to pick the first whatever the knowledge says. Only an answer that names no
-        option is asked again with the options shown. A reply that merely copies out the knowledge's
-        first sentence is asked for again without it (:meth:`unechoed`).
+        option is asked again with the options shown. A reply that merely repeats a sentence of the
+        knowledge is asked for again without it (:meth:`unechoed`).
         """
         stem, options = split_options(question)
         if options and one_line(question) in trace.prompt:  # wherever the prompt asks it, it asks the stem
@@ -140,16 +141,15 @@ class KnowledgeChain(KcardRunnable):
 
     @staticmethod
     def unechoed(prompt: str, trace: Trace) -> Generator[str, str, str]:
-        """The reply to ``prompt``; one that merely copies out the knowledge's first sentence
-        (:func:`echo`) is asked for again with that sentence left out, once, where other knowledge
-        remains."""
+        """The reply to ``prompt``; one that merely repeats a sentence of the knowledge (:func:`echo`)
+        is asked for again with that sentence left out, once, where other knowledge remains."""
         reply = yield prompt
         sentence = echo(reply, trace.knowledge())
         said = one_line(sentence) if sentence else ""
         at = prompt.rfind(said) if said else -1
         if at < 0 or not WORD.search(trace.knowledge().replace(sentence, "")):
             return reply  # no echo, or the sentence was all the knowledge there is
-        trace.turns.append(Turn("the answer copied out the knowledge's first sentence; asked again without it", reply,
+        trace.turns.append(Turn("the answer repeated a sentence of the knowledge; asked again without it", reply,
                                 details={"sentence": sentence}))
         return (yield prompt[:at] + prompt[at + len(said):].lstrip(" "))
 
