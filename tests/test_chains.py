@@ -1,17 +1,11 @@
 """Bottom-up and top-down logic with a scripted base LLM, fake cards and simple selectors."""
 
-import asyncio
-import re
-
 import pytest
-from langchain_core.language_models import LLM
 from langchain_core.language_models.fake import FakeListLLM
-from langchain_core.outputs import GenerationChunk
 
 from conftest import FakeBackend, make_card
 from kcard_core.trace import CardError
 from kcard_core.chains import BottomUp, GenRead, TopDown, Vanilla
-from kcard_core.chains.base import echo
 from kcard_core.chains.top_down import match_card_name, parse_yes_no
 from kcard_core.backends import Backend, Sampling
 from kcard_core.errors import KcardError
@@ -438,64 +432,3 @@ def test_an_open_answer_that_names_no_option_is_asked_again_with_the_options():
     llm.responses, llm.i = ["Dale Strong"], 0  # streamed: the matched option in one piece, then the trace
     chunks = list(chain.stream(QUESTION_WITH_OPTIONS))
     assert chunks[0] == {"answer": "B. Dale Strong"} and "trace" in chunks[1]
-
-
-FERRY = "A ferry sails from Kelderwick to the island of Merrin twice a day. The crossing takes ninety minutes."
-
-
-class Echoing(LLM):
-    """A reader that writes out the knowledge's first sentence while it has two, else its last two
-    words; streamed a word at a time."""
-
-    def _call(self, prompt, stop=None, run_manager=None, **kwargs):
-        knowledge = prompt.rsplit("Knowledge: ", 1)[-1].split("\n")[0].strip()
-        first, _, rest = knowledge.partition(". ")
-        return f" {first}." if rest else " " + " ".join(knowledge.rstrip(".").split()[-2:])
-
-    def _stream(self, prompt, stop=None, run_manager=None, **kwargs):
-        for word in re.findall(r"\s*\S+", self._call(prompt)):
-            yield GenerationChunk(text=word)
-
-    @property
-    def _llm_type(self):
-        return "echoing"
-
-
-class Writes(FakeBackend):
-    def __init__(self, text):
-        super().__init__()
-        self.text = text
-
-    def generate(self, model, prompt, *, n, sampling, chat=False):
-        return [self.text] * n
-
-
-def test_echo_is_a_sentence_of_the_knowledge_written_out_from_its_start():
-    assert echo("A ferry sails from Kelderwick to the", FERRY) == FERRY.split(". ")[0] + "."  # cut off inside it
-    assert echo("A ferry sails from Kelderwick to the island of Merrin twice a day. The", FERRY)
-    assert echo("A ferry sails from Kelderwick", FERRY) == FERRY.split(". ")[0] + "."  # ECHO_WORDS = 5
-    assert echo("A ferry sails from", FERRY) is None and echo("ninety minutes", FERRY) is None
-    assert echo("The ferry sails from Kelderwick", FERRY) is None
-
-
-def test_an_answer_that_repeats_a_knowledge_sentence_is_asked_again_without_it(tmp_path):
-    card = make_card(tmp_path, "town", "a town", Writes(FERRY))
-    chain = BottomUp(Echoing(), [card], [], n1=1, examples=[])
-    result = chain.invoke("How long is the ferry crossing from Kelderwick to Merrin?")
-    assert result["answer"] == "ninety minutes"
-    turn = result["trace"].turns[-1]
-    assert turn.reply.startswith("A ferry sails") and turn.details["sentence"] == FERRY.split(". ")[0] + "."
-    chunks = [c["answer"] for c in chain.stream("How long is the crossing?") if "answer" in c]
-    assert "".join(chunks) == "ninety minutes"  # the echo was held back, never shown
-
-    async def streamed():
-        return [c["answer"] async for c in chain.astream("How long is the crossing?") if "answer" in c]
-
-    assert "".join(asyncio.run(streamed())) == "ninety minutes"
-
-
-def test_an_echo_of_all_the_knowledge_there_is_stays_the_answer(tmp_path):
-    sentence = "A ferry sails from Kelderwick to Merrin twice a day."
-    llm = Recording(responses=[sentence], prompts=[])
-    chain = BottomUp(llm, [make_card(tmp_path, "town", "a town", Writes(sentence))], [], n1=1, examples=[])
-    assert chain.invoke("How often does the ferry sail?")["answer"] == sentence and len(llm.prompts) == 1

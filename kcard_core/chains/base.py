@@ -15,48 +15,11 @@ from kcard_core.config import limit
 from kcard_core.errors import KcardError
 from kcard_core.llm import BackendLLM
 from kcard_core.runs import KcardRunnable
-from kcard_core.text import named_option, one_line, sentences, split_options, text_of, without_options
+from kcard_core.text import named_option, one_line, split_options, text_of, without_options
 from kcard_core.trace import CardError, Trace, Turn
 
 ANSWER_STOP = ["\n"]  # every prompt segment is one line, so is the answer
 WORD = re.compile(r"\w+")
-ECHO_WORDS = 5  # an answer that opens with this many words of a knowledge sentence repeats it
-
-
-def echo(answer: str, knowledge: str) -> str | None:
-    """The sentence of ``knowledge`` that ``answer`` merely repeats, if it does: the answer opens
-    with at least ECHO_WORDS of the sentence's words, in order (the whole sentence or its start).
-    A short-answer reader that copies a sentence out has not answered: asked "How long is the ferry
-    crossing?", Gemma 3 270M wrote "A ferry sails from Kelderwick to the island of Merrin twice a
-    day." out of "A ferry sails … twice a day. The crossing takes ninety minutes."."""
-    said = WORD.findall(answer.lower())
-    for sentence in sentences(knowledge) if len(said) >= ECHO_WORDS else []:
-        words = WORD.findall(sentence.lower())
-        shared = min(len(said), len(words))
-        if shared >= ECHO_WORDS and said[:shared] == words[:shared]:
-            return sentence
-    return None
-
-
-class Streamed:
-    """A reply as the base LLM streams it, and how much of it to show yet: its first ECHO_WORDS words
-    are held back until they show that it is not an :func:`echo` (which is asked for again, unseen)."""
-
-    def __init__(self, knowledge: str):
-        self.knowledge, self.text, self.shown = knowledge, "", 0
-
-    def add(self, chunk: Any) -> str:
-        """The text to show now that ``chunk`` has come ("" while held back)."""
-        self.text += text_of(chunk)
-        if self.shown or len(WORD.findall(self.text)) > ECHO_WORDS and not echo(self.text, self.knowledge):
-            return self.rest()
-        return ""
-
-    def rest(self) -> str:
-        """What is not shown yet (the reply's leading space, "Answer: X"'s, never is)."""
-        text = self.text.lstrip()[self.shown:]
-        self.shown += len(text)
-        return text
 
 
 def question_of(input: Any) -> str:
@@ -127,31 +90,16 @@ class KnowledgeChain(KcardRunnable):
         A multiple-choice question ("… Options: A. X; B. Y.") is first answered open, the knowledge in
         sight but not the options, and the answer is matched to an option by name: small LLMs shown the
         options tend to pick the first whatever the knowledge says. Only an answer that names no
-        option is asked again with the options shown. A reply that merely repeats a sentence of the
-        knowledge is asked for again without it (:meth:`unechoed`).
+        option is asked again with the options shown.
         """
         stem, options = split_options(question)
         if options and one_line(question) in trace.prompt:  # wherever the prompt asks it, it asks the stem
-            reply = yield from self.unechoed(trace.prompt.replace(one_line(question), one_line(stem)), trace)
+            reply = yield trace.prompt.replace(one_line(question), one_line(stem))
             key = named_option(reply, options)
             trace.turns.append(Turn("answered without the options, matched to one", reply, details={"option": key}))
             if key:
                 return f"{key}. {options[key]}"
-        return (yield from self.unechoed(trace.prompt, trace))
-
-    @staticmethod
-    def unechoed(prompt: str, trace: Trace) -> Generator[str, str, str]:
-        """The reply to ``prompt``; one that merely repeats a sentence of the knowledge (:func:`echo`)
-        is asked for again with that sentence left out, once, where other knowledge remains."""
-        reply = yield prompt
-        sentence = echo(reply, trace.knowledge())
-        said = one_line(sentence) if sentence else ""
-        at = prompt.rfind(said) if said else -1
-        if at < 0 or not WORD.search(trace.knowledge().replace(sentence, "")):
-            return reply  # no echo, or the sentence was all the knowledge there is
-        trace.turns.append(Turn("the answer repeated a sentence of the knowledge; asked again without it", reply,
-                                details={"sentence": sentence}))
-        return (yield prompt[:at] + prompt[at + len(said):].lstrip(" "))
+        return (yield trace.prompt)
 
     def answer(self, question: str, trace: Trace, config: RunnableConfig | None) -> str:
         steps, hint = self.answering(question, trace), self.copy_hint(question, trace.knowledge())
@@ -197,21 +145,12 @@ class KnowledgeChain(KcardRunnable):
             yield {"trace": result["trace"]}
             return
         question, trace = self._start(input, config)
-        steps, hint = self.answering(question, trace), self.copy_hint(question, trace.knowledge())
         with trace.timer("answer"):
-            prompt = next(steps)
-            while True:
-                reply = Streamed(trace.knowledge())
-                for chunk in self.llm.stream(prompt, config=config, stop=ANSWER_STOP, **hint):
-                    if text := reply.add(chunk):
-                        yield {"answer": text}
-                try:
-                    prompt = steps.send(reply.text)
-                except StopIteration as done:
-                    trace.answer = done.value.strip()
-                    break
-            if text := reply.rest():
-                yield {"answer": text}
+            for chunk in self.llm.stream(trace.prompt, config=config, stop=ANSWER_STOP,
+                                         **self.copy_hint(question, trace.knowledge())):
+                if text := self._grow_answer(trace, chunk):
+                    yield {"answer": text}
+        trace.answer = trace.answer.strip()
         yield {"trace": trace}
 
     async def astream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> AsyncIterator[dict]:
@@ -230,22 +169,20 @@ class KnowledgeChain(KcardRunnable):
             yield {"trace": result["trace"]}
             return
         question, trace = await run_in_executor(config, self._start, input, config)
-        steps, hint = self.answering(question, trace), self.copy_hint(question, trace.knowledge())
         with trace.timer("answer"):
-            prompt = next(steps)
-            while True:
-                reply = Streamed(trace.knowledge())
-                async for chunk in self.llm.astream(prompt, config=config, stop=ANSWER_STOP, **hint):
-                    if text := reply.add(chunk):
-                        yield {"answer": text}
-                try:
-                    prompt = steps.send(reply.text)
-                except StopIteration as done:
-                    trace.answer = done.value.strip()
-                    break
-            if text := reply.rest():
-                yield {"answer": text}
+            async for chunk in self.llm.astream(trace.prompt, config=config, stop=ANSWER_STOP,
+                                                **self.copy_hint(question, trace.knowledge())):
+                if text := self._grow_answer(trace, chunk):
+                    yield {"answer": text}
+        trace.answer = trace.answer.strip()
         yield {"trace": trace}
+
+    @staticmethod
+    def _grow_answer(trace: Trace, chunk: Any) -> str:
+        """The text a streamed chunk adds to ``trace.answer`` (the first loses "Answer: X"'s space)."""
+        text = text_of(chunk) if trace.answer else text_of(chunk).lstrip()
+        trace.answer += text
+        return text
 
     def run_cards(self, cards: list, question: str, n: int, trace: Trace,
                   config: RunnableConfig | None) -> list[Document]:
