@@ -57,18 +57,18 @@ def topic(texts: list[str]) -> str:
 
 def cue(passage: str, rng: random.Random, subject: str = "") -> str:
     """A question-like line from a random third to two thirds of the passage's content words, and
-    the ``subject``'s name, where given, at a random place."""
+    the ``subject``'s name at a random place where given and the passage leaves it implicit."""
     words = content_words(passage) or passage.split()
     keep = sorted(rng.sample(range(len(words)), max(1, round(len(words) * rng.uniform(0.33, 0.67)))))
     chosen = [words[i] for i in keep]
-    if subject and subject.lower() not in " ".join(chosen).lower():
+    if subject and subject.lower() not in passage.lower():
         chosen.insert(rng.randrange(len(chosen) + 1), subject)
     return rng.choice(TEMPLATES).format(" ".join(chosen))
 
 
 def examples(texts: list[str], cues: int, seed: int, subject: str = "") -> list[tuple[str, str]]:
     """(prompt, target) pairs: each passage once on its own and after ``cues`` different cues, half
-    of them naming the ``subject``."""
+    of them naming the ``subject`` where the passage does not."""
     rng = random.Random(seed)
     pairs = []
     for passage in passages(texts):
@@ -79,7 +79,7 @@ def examples(texts: list[str], cues: int, seed: int, subject: str = "") -> list[
 
 def probes(texts: list[str], seed: int = 1, subject: str = "") -> list[tuple[str, list[str]]]:
     """(prompt, keys): each passage's check. The prompt is a cue the card was not trained on, naming
-    the ``subject`` as a question would; the keys are the passage's names and numbers that the cue
+    the ``subject`` as a question would where the passage leaves it implicit; the keys are the passage's names and numbers that the cue
     leaves out, which the card must write back (its content words when it has none)."""
     rng = random.Random(f"probe-{seed}")
     found = []
