@@ -84,11 +84,11 @@ def test_an_lm_card_from_the_tutorial_text(run, tmp_path):
     train, new, install, ask = tutorial_commands()[5:9]
     trained = run(train)
     recalled, passages = map(int, re.search(r"recall (\d+)/(\d+) passages", trained.stdout).groups())
-    assert passages == 15 and recalled >= passages - 3, trained.stdout  # 13 of 15 measured
+    assert passages == 15 and recalled >= passages - 2, trained.stdout  # 14 of 15 measured
     manifest = (tmp_path / "kelderwick-lm-card" / "card.toml").read_text()
     assert f'recall = "{recalled}/{passages}"' in manifest
     run(new)
     run(install)
     answered = run(ask)
     assert "kelderwick-lm#1" in answered.stdout and "kcard: card" not in answered.stderr
-    assert right_answers(run, "kelderwick-lm") >= 14  # 15 measured; the goal is 18
+    assert right_answers(run, "kelderwick-lm") >= 15  # 17 measured; the goal is 18
