@@ -79,8 +79,9 @@ def examples(texts: list[str], cues: int, seed: int, subject: str = "") -> list[
 
 def probes(texts: list[str], seed: int = 1, subject: str = "") -> list[tuple[str, list[str]]]:
     """(prompt, keys): each passage's check. The prompt is a cue the card was not trained on, naming
-    the ``subject`` as a question would where the passage leaves it implicit; the keys are the passage's names and numbers that the cue
-    leaves out, which the card must write back (its content words when it has none)."""
+    the ``subject`` as a question would where the passage leaves it implicit; the keys are the
+    passage's names and numbers that the cue leaves out, which the card must write back (its
+    content words when it has none)."""
     rng = random.Random(f"probe-{seed}")
     found = []
     for passage in passages(texts):
