@@ -51,8 +51,8 @@ def topic(texts: list[str]) -> str:
     """The corpus's subject: the name its first sentence opens with ("The Halvard Observatory is a
     fictional observatory …" -> "Halvard Observatory"); empty when it opens with no name."""
     first = sentences(texts[0])[0] if texts and texts[0].strip() else ""
-    name = re.match(r"(?:The\s+)?((?:[A-Z][\w'-]*\s*)+)", first)
-    return name.group(1).strip() if name else ""
+    opening = re.match(r"(?:[A-Z][\w'-]*\s*)*", first).group().split()  # its leading capitalised words
+    return " ".join(opening[1:] if opening and opening[0].lower() in STOP else opening)
 
 
 def cue(passage: str, rng: random.Random, subject: str = "") -> str:

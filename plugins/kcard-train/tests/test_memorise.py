@@ -51,6 +51,7 @@ OBSERVATORY = ["The Halvard Observatory is a fictional observatory on Mount Ceri
     ("The Halvard Observatory is a fictional observatory on Mount Ceril.", "Halvard Observatory"),
     ("Kelderwick is a fictional harbour town. It was founded in 1742.", "Kelderwick"),
     ("the notes of a meeting held on Monday.", ""),
+    ("The town of Brill lies on a river.", ""),  # an article alone is no name
 ])
 def test_the_subject_is_the_name_the_corpus_opens_with(first, subject):
     assert memorise.topic([first, "More text."]) == subject
