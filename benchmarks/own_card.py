@@ -83,12 +83,17 @@ def ask_all(corpus: str, card: Card | None) -> dict:
     setups = {"right_vanilla": "vanilla"} if card is None else SETUPS
     for key, mode in setups.items():
         chain = build_chain(mode, cards=[corpus] if key == "right_with_card" else None, registry=registry)
-        right, chosen, started = 0, 0, time.perf_counter()
+        right, chosen, missed, started = 0, 0, [], time.perf_counter()
         for item in questions(corpus):
             result = chain.invoke(item["question"])
-            right += contains_answer(result["answer"], [item["answer"]]) > 0
+            if contains_answer(result["answer"], [item["answer"]]) > 0:
+                right += 1
+            else:
+                missed.append({"question": item["question"], "answer": result["answer"],
+                               "knowledge": result["trace"].knowledge()})
             chosen += any(c.card == corpus for c in result["trace"].cards)
         rows[key] = right
+        rows[key.replace("right", "missed")] = missed
         rows[key.replace("right", "seconds_per_question")] = round((time.perf_counter() - started) / 20, 2)
         if mode == "top-down-auto":
             rows["top_down_chose_card"] = chosen

@@ -24,7 +24,11 @@ GENREAD = "Generate a background document from Wikipedia to answer the given que
 # and the question is asked before the knowledge as well as after it, so that the knowledge is read
 # for the question. Chosen on MidtermQA's tuning split (questions 1-100, each race's report in its
 # three phrasings, Gemma 3 270M reading): 85.4% right with the question after the knowledge only,
-# 92.5% with it on both sides (benchmarks/reader.py, results/reader.md).
+# 92.5% with it on both sides (benchmarks/reader.py, results/reader.md). The last demo's answer is
+# in its knowledge's second sentence: without it the reader echoed a passage's first sentence ("A
+# ferry sails from Kelderwick to Merrin twice a day." for "How long is the crossing?"). It took
+# the reader handed kelderwick's right paragraph from 16 to 18 of 20, and MidtermQA's tuning split
+# from 94 to 96 EM bottom-up, 93 to 95 top-down-auto.
 BOTTOM_UP_EXAMPLES = [
     {"knowledge": "Canberra was chosen as the capital of Australia in 1908 as a compromise between Sydney "
                   "and Melbourne.",
@@ -39,6 +43,8 @@ BOTTOM_UP_EXAMPLES = [
      "question": "Who won the 1960 U.S. presidential election?", "answer": "John F. Kennedy"},
     {"knowledge": "Stephen A. Douglas lost the 1860 U.S. presidential election to Abraham Lincoln.",
      "question": "Who won the 1860 U.S. presidential election?", "answer": "Abraham Lincoln"},
+    {"knowledge": "The Eiffel Tower stands on the Champ de Mars in Paris. It was completed in 1889 for the World's Fair.",
+     "question": "In which year was the Eiffel Tower completed?", "answer": "1889"},
 ]
 
 # Top-down calibration: one question the model can answer alone ("No"), one it cannot ("Yes").
