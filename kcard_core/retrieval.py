@@ -6,6 +6,7 @@ import logging
 import math
 import re
 from collections import Counter
+from functools import cached_property
 from typing import Callable
 
 from kcard_core.text import sentences
@@ -77,6 +78,13 @@ class BM25:
         return [(score, self.texts[index]) for score, index in sorted(scores, reverse=True)[:k]]
 
 
+def pairs(text: str, leave_out: frozenset[str] = STOPWORDS) -> set[str]:
+    """The text's adjacent pairs of words, stemmed, neither of them common or one letter long ("grey
+    bowl" of "the Grey Bowl's"): the two-word names a text holds."""
+    kept = [stem(w) if len(w) > 1 and w not in leave_out else "" for w in re.findall(r"\w+", text.lower())]
+    return {f"{a} {b}" for a, b in zip(kept, kept[1:]) if a and b}
+
+
 class QuestionIndex(BM25):
     """A user's question against a card's passages: words stemmed, question-form words left out."""
 
@@ -86,17 +94,28 @@ class QuestionIndex(BM25):
     def query_terms(self, query: str) -> set[str]:
         return {stem(word) for word in words(query) if word not in QUESTION_WORDS}
 
+    @cached_property
+    def pairs(self) -> frozenset[str]:
+        return frozenset(pair for text in self.texts for pair in pairs(text))
+
+    def holds(self, term: str) -> bool:
+        """Whether a passage holds ``term``: a word of :meth:`query_terms` or a pair of :func:`pairs`."""
+        return term in (self.pairs if " " in term else self.idf)
+
 
 def claimants(query: str, indexes: dict[str, QuestionIndex], coverage: float = 0.5) -> dict[str, list[str]]:
-    """The texts (by name) that claim ``query``, each with the query's words that it alone holds: a
-    text claims a query when no other text holds one of its words and one of its passages holds at
-    least ``coverage`` of its words, weighted by rarity. "How wide is the lens of the Sorrell
-    Refractor?" names nothing a description says, but only one card's text holds "Sorrell"."""
+    """The texts (by name) that claim ``query``, each with the query's words (or adjacent pairs of
+    words) that it alone holds: a text claims a query when no other text holds one of its words or
+    pairs and one of its passages holds at least ``coverage`` of its words, weighted by rarity. "How
+    wide is the lens of the Sorrell Refractor?" names nothing a description says, but only one
+    card's text holds "Sorrell"; of "In which year was the Grey Bowl built?" other texts hold each
+    word, but only one "Grey Bowl"."""
     if not indexes:
         return {}
     own: dict[str, list[str]] = {}
-    for term in sorted(next(iter(indexes.values())).query_terms(query)):
-        holders = [name for name, index in indexes.items() if term in index.idf]
+    asked = next(iter(indexes.values())).query_terms(query) | pairs(query, STOPWORDS | QUESTION_WORDS)
+    for term in sorted(asked):
+        holders = [name for name, index in indexes.items() if index.holds(term)]
         if len(holders) == 1:
             own.setdefault(holders[0], []).append(term)
     return {name: words for name, words in own.items() if indexes[name].scored(query, 1, coverage)}

@@ -100,14 +100,16 @@ def test_a_retrieval_card_meets_questions_halfway():
     # "year" says what kind of answer is wanted: it does not pull in the boatyard's "a year"
     assert index.search("In which year was the town founded?") == ["The town was founded in 1742."]
 
-def test_a_text_claims_a_question_that_names_a_word_only_it_holds():
+def test_a_text_claims_a_question_that_names_a_word_or_a_name_only_it_holds():
     from kcard_core.retrieval import QuestionIndex, claimants
 
     indexes = {"halvard": QuestionIndex(["The Sorrell Refractor's lens is 60 cm wide.", "The Star Line was built in 1911."]),
                "computing": QuestionIndex(["A star topology joins every node to one hub.", "A line printer is built."])}
     assert claimants("How wide is the lens of the Sorrell Refractor?", indexes) == {
-        "halvard": ["len", "refractor", "sorrell", "wide"]}
-    assert claimants("In which year was the Star Line built?", indexes) == {}  # both texts hold all three words
+        "halvard": ["len", "refractor", "sorrell", "sorrell refractor", "wide"]}
+    # both texts hold all three words, but only one holds them as the name "Star Line"
+    assert claimants("In which year was the Star Line built?", indexes) == {"halvard": ["star line"]}
+    assert claimants("Which star was built on the line?", indexes) == {}  # the same words, not as a name
     # a word only it holds is not enough: one passage must hold half the question, weighted by rarity
     assert claimants("Which hub did the Sorrell family build for the printer museum?", indexes) == {}
 

@@ -153,9 +153,9 @@ class TopDown(KnowledgeChain):
         else:
             prompt += WHAT_KIND
             reply = self.ask(prompt, config)
-            # A card whose text alone holds a word of the question claims it; among several claims, or
-            # with none, the stated need or the question, whichever is closer to a description, picks
-            # the card (a small base LLM often restates its demonstration's need, "The results of the
+            # A card whose text alone holds a word (or name) of the question claims it; among several
+            # claims, or with none, the stated need or the question, whichever is closer to a description,
+            # picks the card (a small base LLM often restates its demonstration's need, "The results of the
             # 2022 Nevada governor election.", for a question that names the card's subject itself).
             claims = self.claims(question)
             name, similarity, matched = self.match_description(reply, without_options(question), among=claims)
@@ -166,13 +166,13 @@ class TopDown(KnowledgeChain):
             if len(claims) == 1:
                 why = f"only its text holds {', '.join(map(repr, claims[name]))} of the question"
             elif claims:
-                why += f" of the {len(claims)} cards whose text alone holds a word of the question"
+                why += f" of the {len(claims)} cards whose text alone holds a word or name of the question"
         if name is None:
             why = f"no card matches {reply!r} well enough ({similarity:.2f} < {self.min_match}): answered without one"
         return self.by_name.get(name), why, prompt + f" {one_line(reply)}\n"
 
     def claims(self, question: str) -> dict[str, list[str]]:
-        """The cards whose text alone holds a word of the question (:func:`kcard_core.retrieval.claimants`);
+        """The cards whose text alone holds a word or name of the question (:func:`kcard_core.retrieval.claimants`);
         a card whose text cannot load claims nothing (its error shows when it is asked)."""
         indexes = {}
         for name, card in self.by_name.items():
