@@ -140,7 +140,8 @@ chosen on it); halvard was written afterwards.
 
 {chr(10).join(lines)}
 
-Rows: `own-card.json` (seconds per question and top-down's choices there too).
+Rows: `own-card.json` (seconds per question, top-down's choices, and each wrong answer with the
+knowledge the reader was given).
 Reproduce: `python benchmarks/own_card.py`.
 """
 

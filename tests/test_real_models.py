@@ -143,16 +143,16 @@ def test_model_from_user_config(kcard_home):
     assert data["trace"]["model"] == "smollm2-135m-instruct" and data["trace"]["mode"] == "top-down-auto"
 
 
-def test_the_reader_copies_the_river_it_is_given_rather_than_one_it_knows(tmp_path):
-    (tmp_path / "corpus.txt").write_text("The river that runs through Kelderwick is the Sabre. It rises in the Ellow "
-                                         "Hills and reaches the sea at Kelderwick harbour.\n")
-    (tmp_path / "card.toml").write_text('name = "rivers"\ndescription = "d"\nversion = "1"\nlicense = "MIT"\n'
+def test_the_reader_copies_the_duration_it_is_given_rather_than_one_it_guesses(tmp_path):
+    (tmp_path / "corpus.txt").write_text("A ferry sails from Kelderwick to the island of Merrin twice a day. The "
+                                         "crossing takes ninety minutes.\n")
+    (tmp_path / "card.toml").write_text('name = "ferries"\ndescription = "d"\nversion = "1"\nlicense = "MIT"\n'
                                         'type = "retrieval"\n[artifacts.corpus]\nfile = "corpus.txt"\n')
     card = Card.from_manifest(tmp_path / "card.toml")
     answers = {}
     for bias in (defaults.COPY_BIAS, 0.0):
         chain = build_chain("bottom-up", cards=["countries"], selectors=(), copy_bias=bias)
         chain.cards = [card]
-        answers[bias] = chain.invoke("Which river runs through Kelderwick?")["answer"]
-    assert "Sabre" in answers[defaults.COPY_BIAS]
-    assert "Sabre" not in answers[0.0], answers  # Gemma 3 270M answers "The River Esk" when not nudged to copy
+        answers[bias] = chain.invoke("How long is the ferry crossing from Kelderwick to Merrin?")["answer"]
+    assert "ninety minutes" in answers[defaults.COPY_BIAS]
+    assert "ninety" not in answers[0.0], answers  # Gemma 3 270M answers "100 minutes" when not nudged to copy

@@ -43,7 +43,8 @@ BOTTOM_UP_EXAMPLES = [
      "question": "Who won the 1960 U.S. presidential election?", "answer": "John F. Kennedy"},
     {"knowledge": "Stephen A. Douglas lost the 1860 U.S. presidential election to Abraham Lincoln.",
      "question": "Who won the 1860 U.S. presidential election?", "answer": "Abraham Lincoln"},
-    {"knowledge": "The Eiffel Tower stands on the Champ de Mars in Paris. It was completed in 1889 for the World's Fair.",
+    {"knowledge": "The Eiffel Tower stands on the Champ de Mars in Paris. It was completed in 1889 for the "
+                  "World's Fair.",
      "question": "In which year was the Eiffel Tower completed?", "answer": "1889"},
 ]
 
