@@ -18,7 +18,8 @@ JUDGES = ("agreement", "embedding", "llm", "both")
 # brings it back (the paper's pipeline).
 SELECTORS = ("relevance", "factuality")
 # The answer step adds this to the base LLM's logits for the knowledge's words that the question lacks:
-# Gemma 3 270M handed the right paragraph answered 13 of 20 kelderwick questions plainly (a river it
-# knew instead of the one it read), 16 with it; MidtermQA's tuning split 93 -> 94 EM
-# (benchmarks/results/own-card.md, knowledge-lift-heldout.md).
+# Gemma 3 270M handed the right paragraph answered 16 of 20 kelderwick questions plainly ("100
+# minutes" for a crossing that "takes ninety minutes"), 18 with it; MidtermQA's tuning split 93 -> 96
+# EM (benchmarks/results/own-card.md, knowledge-lift-heldout.md; with the answer prompt's earlier
+# demonstrations: 13 -> 16 and 93 -> 94).
 COPY_BIAS = 2.0
