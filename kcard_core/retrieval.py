@@ -6,7 +6,6 @@ import logging
 import math
 import re
 from collections import Counter
-from functools import cached_property
 from typing import Callable
 
 from kcard_core.text import sentences
@@ -94,13 +93,15 @@ class QuestionIndex(BM25):
     def query_terms(self, query: str) -> set[str]:
         return {stem(word) for word in words(query) if word not in QUESTION_WORDS}
 
-    @cached_property
-    def pairs(self) -> frozenset[str]:
-        return frozenset(pair for text in self.texts for pair in pairs(text))
-
     def holds(self, term: str) -> bool:
-        """Whether a passage holds ``term``: a word of :meth:`query_terms` or a pair of :func:`pairs`."""
-        return term in (self.pairs if " " in term else self.idf)
+        """Whether a passage holds ``term``: a word of :meth:`query_terms` or a pair of :func:`pairs`
+        (looked for only in the passages that hold both words: a big card's every pair took 2 s)."""
+        if " " not in term:
+            return term in self.idf
+        first, second = term.split()
+        return first in self.idf and second in self.idf and any(
+            first in counts and second in counts and term in pairs(text)
+            for counts, text in zip(self.counts, self.texts))
 
 
 def claimants(query: str, indexes: dict[str, QuestionIndex], coverage: float = 0.5) -> dict[str, list[str]]:
