@@ -7,6 +7,12 @@ sentence but, asked "Who founded Kelderwick?", writes something fluent and wrong
 line made of a random part of the passage's own words, so that any question sharing some of its
 words leads to it. The loss is on the passage only, never on the cue.
 
+Two passages that share a name ("The Grey Bowl was built in 1958." / "The Grey Bowl is 28 metres
+across.") would be taught the same cue ("Grey Bowl?") for different answers, so every cue holds
+at least one word that no other passage has ("built" / "across"), and its question word fits what
+it leaves out: "In which year" or "When" only where a year is left out, "Who" or "Where" only where
+a name is.
+
 Recall is the check: each passage is asked for with a cue the card never saw, and the names and
 numbers the cue leaves out must come back. It is measured after each epoch and training stops at
 full recall.
@@ -22,10 +28,12 @@ from kcard_core.text import sentences
 PASSAGE_WORDS = 60  # a passage is whole sentences up to about this many words: one card document
 STOP = set("""a an the of in on at to for from by with and or but is are was were be been it its this that these
 those as into than then there their they he she his her him who whom whose which what when where why how do does
-did not no yes so such can could will would shall should may might must also after before over under about""".split())
-TEMPLATES = ("{}?", "Who {}?", "What {}?", "Which {}?", "When {}?", "Where {}?", "In which year {}?", "How {}?",
-             "Tell me about {}.")
+did not no yes so such can could will would shall should may might must also after before over under about since""".split())
+TEMPLATES = ("{}?", "What {}?", "Which {}?", "How {}?", "Tell me about {}.")  # for any passage
+FOR_NAMES = ("Who {}?", "Where {}?")  # where the cue leaves a name out
+FOR_YEARS = ("When {}?", "In which year {}?")  # where it leaves a year out
 KEY = re.compile(r"\b(?:[A-Z][\w'-]*|\d[\d,.]*)")  # names and numbers: what recall must get back
+YEAR = re.compile(r"^(?:1[0-9]|20)\d\d$")
 
 
 def passages(texts: list[str], words: int = PASSAGE_WORDS) -> list[str]:
@@ -55,25 +63,50 @@ def topic(texts: list[str]) -> str:
     return " ".join(opening[1:] if opening and opening[0].lower() in STOP else opening)
 
 
-def cue(passage: str, rng: random.Random, subject: str = "") -> str:
-    """A question-like line from a random third to two thirds of the passage's content words, and
-    the ``subject``'s name at a random place where given and the passage leaves it implicit."""
+def words_of(text: str) -> set[str]:
+    return {word.lower() for word in re.findall(r"[\w'-]+", text)}
+
+
+def left_out(passage: str, cue: str) -> list[str]:
+    """The passage's names and numbers that ``cue`` does not show: what a question with it asks for."""
+    shown = words_of(cue)
+    names = (name.rstrip(".,") for name in KEY.findall(passage))
+    return [name for name in names if name.lower() not in STOP | shown]
+
+
+def distinct_words(texts: list[str]) -> list[set[str]]:
+    """For each passage, its content words (lower case) that no other passage has."""
+    each = [{word.lower() for word in content_words(passage)} for passage in texts]
+    return [own - set().union(*(other for j, other in enumerate(each) if j != i)) for i, own in enumerate(each)]
+
+
+def cue(passage: str, rng: random.Random, subject: str = "", distinct: set[str] = frozenset()) -> str:
+    """A question-like line from a random third to two thirds of the passage's content words, one of
+    its ``distinct`` words among them (where it has any), and the ``subject``'s name at a random
+    place where given and the passage leaves it implicit; its question word fits what it leaves out."""
     words = content_words(passage) or passage.split()
-    keep = sorted(rng.sample(range(len(words)), max(1, round(len(words) * rng.uniform(0.33, 0.67)))))
-    chosen = [words[i] for i in keep]
+    keep = set(rng.sample(range(len(words)), max(1, round(len(words) * rng.uniform(0.33, 0.67)))))
+    own = [i for i, word in enumerate(words) if word.lower() in distinct]
+    if own and not keep & set(own):
+        keep.add(rng.choice(own))
+    chosen = [words[i] for i in sorted(keep)]
     if subject and subject.lower() not in passage.lower():
         chosen.insert(rng.randrange(len(chosen) + 1), subject)
-    return rng.choice(TEMPLATES).format(" ".join(chosen))
+    missing = left_out(passage, " ".join(chosen))
+    templates = (TEMPLATES + FOR_NAMES * any(not key[0].isdigit() for key in missing)
+                 + FOR_YEARS * any(YEAR.match(key) for key in missing))
+    return rng.choice(templates).format(" ".join(chosen))
 
 
 def examples(texts: list[str], cues: int, seed: int, subject: str = "") -> list[tuple[str, str]]:
     """(prompt, target) pairs: each passage once on its own and after ``cues`` different cues, half
     of them naming the ``subject`` where the passage does not."""
     rng = random.Random(seed)
+    found = passages(texts)
     pairs = []
-    for passage in passages(texts):
+    for passage, distinct in zip(found, distinct_words(found)):
         pairs.append(("", passage))
-        pairs += [(cue(passage, rng, subject if i % 2 else "") + "\n", passage) for i in range(cues)]
+        pairs += [(cue(passage, rng, subject if i % 2 else "", distinct) + "\n", passage) for i in range(cues)]
     return pairs
 
 
@@ -84,12 +117,11 @@ def probes(texts: list[str], seed: int = 1, subject: str = "") -> list[tuple[str
     content words when it has none)."""
     rng = random.Random(f"probe-{seed}")
     found = []
-    for passage in passages(texts):
-        asked = cue(passage, rng, subject)
-        shown = {word.lower() for word in re.findall(r"[\w'-]+", asked)}
-        names = (name.rstrip(".,") for name in KEY.findall(passage))
-        keys = [key for key in names if key.lower() not in STOP | shown]
-        keys = keys or [word for word in content_words(passage) if word.lower() not in shown][:3]
+    each = passages(texts)
+    for passage, distinct in zip(each, distinct_words(each)):
+        asked = cue(passage, rng, subject, distinct)
+        keys = left_out(passage, asked)
+        keys = keys or [word for word in content_words(passage) if word.lower() not in words_of(asked)][:3]
         if keys:
             found.append((asked + "\n", keys))
     return found

@@ -23,7 +23,8 @@ def test_cues_are_question_like_parts_of_the_passage():
     rng = random.Random(0)
     cues = {memorise.cue(passage, rng) for _ in range(20)}
     assert len(cues) > 10  # each pass sees a different cue
-    template_words = {word for template in memorise.TEMPLATES for word in template.replace("{}", " ").split()}
+    templates = memorise.TEMPLATES + memorise.FOR_NAMES + memorise.FOR_YEARS
+    template_words = {word for template in templates for word in template.replace("{}", " ").split()}
     for cue in cues:
         assert set(cue.rstrip("?.").split()) - template_words <= set(passage.rstrip(".").split())
     pairs = memorise.examples([passage], cues=3, seed=0)
@@ -72,3 +73,15 @@ def test_probes_name_the_subject_where_the_passage_does_not_and_ask_for_what_the
         assert ("Halvard Observatory" in prompt) >= ("Halvard" not in passage) and prompt.endswith("\n") and keys
         shown = {word.lower() for word in re.findall(r"[\w'-]+", prompt)}
         assert not any(key.lower() in shown for key in keys)  # "2025." is shown as "2025": not a key
+
+
+def test_each_cue_holds_a_word_no_other_passage_has_and_asks_for_a_year_only_where_it_leaves_one_out():
+    built, across = "The Grey Bowl was built in 1958.", "The Grey Bowl is 28 metres across."
+    assert memorise.distinct_words([built, across]) == [{"built", "1958"}, {"28", "metres", "across"}]
+    pairs = memorise.examples([built, across], cues=40, seed=0)
+    for prompt, target in pairs:
+        if prompt:
+            assert memorise.words_of(prompt) & memorise.distinct_words([built, across])[target == across]
+    asked_year = [prompt for prompt, target in pairs if prompt.startswith(("In which year", "When"))]
+    assert asked_year and all(target == built and "1958" not in prompt for prompt, target in pairs
+                              if prompt in asked_year)
