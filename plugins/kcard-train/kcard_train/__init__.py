@@ -26,7 +26,7 @@ from kcard_core.text import CORPUS_FORMATS
               help="Train a small LoRA adapter over the unchanged base (a few MB to share) or every weight.")
 @click.option("--lora-rank", type=int, default=16, show_default=True)
 @click.option("--epochs", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Passes over the corpus [memorise: 8, stopping early at full recall].")
+              help="Passes over the corpus [memorise: at most 8, stopping at full recall or once recall stops rising].")
 @click.option("--steps", type=click.IntRange(min=1), default=None, help="Optimizer steps instead of epochs [cpu: 200].")
 @click.option("--seq-len", type=click.IntRange(min=8), default=None)
 @click.option("--batch-size", type=click.IntRange(min=1), default=None)
@@ -56,7 +56,8 @@ def train(corpus, name, out_dir, description, corpus_format, base, preset, lora,
     result = train_card(list(corpus), name=name, out_dir=out_dir, base=base, description=description,
                         recipe=PRESETS[preset].with_(**overrides), corpus_format=corpus_format)
     recalled, passages = map(int, result["recall"].split("/"))
-    click.echo(f"recall {recalled}/{passages} passages; perplexity of {result['perplexity_of']} "
+    by_pass = ", ".join(map(str, result.get("recall_by_epoch") or []))
+    click.echo(f"recall {recalled}/{passages} passages{f' (after each pass: {by_pass})' if by_pass else ''}; perplexity of {result['perplexity_of']} "
                f"{result['perplexity_before']:.1f} → {result['perplexity_after']:.1f}; {result['steps']} steps in "
                f"{result['seconds']:.0f} s")
     for miss in result["recall_misses"][:5]:

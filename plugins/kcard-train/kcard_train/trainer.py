@@ -1,7 +1,8 @@
 """Turn a corpus into a knowledge card: train a small causal LM on it, then package it.
 
 Presets: "memorise" (the default) teaches a small corpus well enough that the card writes its facts
-back when asked (kcard_train/memorise.py: cued passages, loss on the passage, stop at full recall);
+back when asked (kcard_train/memorise.py: cued passages, loss on the passage, stop at full recall
+or when recall stops rising);
 "cpu" continues pre-training on a large corpus (SmolLM2-135M: ~2.8 s a step at seq 128 × batch 4 on
 2 cores); "paper" is the Knowledge Card paper's recipe (OPT-1.3B there) for a machine with a GPU.
 Output, full training: model.gguf converted with llama.cpp's own converter (llama.cpp reads it, and
@@ -172,7 +173,8 @@ def recall(model, tokenizer, probes: list[tuple[str, list[str]]], batch_size: in
 
 
 def optimise(model, ids: torch.Tensor, labels: torch.Tensor, recipe: Recipe, check=None) -> list[float]:
-    """AdamW with warm-up and linear decay; ``check()`` runs after each epoch and returns True to stop."""
+    """AdamW with warm-up and linear decay; ``check()`` runs after each epoch and after the last step,
+    and returns True to stop."""
     epoch = math.ceil(len(ids) / recipe.batch_size)
     steps = recipe.steps or math.ceil(recipe.epochs * epoch)
     trained = [parameter for parameter in model.parameters() if parameter.requires_grad]  # LoRA: the adapter's
@@ -197,7 +199,7 @@ def optimise(model, ids: torch.Tensor, labels: torch.Tensor, recipe: Recipe, che
             schedule.step()
             optimizer.zero_grad()
             losses.append(loss.item())
-            if check and (step + 1) % epoch == 0 and step + 1 < steps and check():
+            if check and ((step + 1) % epoch == 0 or step + 1 == steps) and check():
                 break
     return losses
 
@@ -318,14 +320,14 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
     before = perplexity(model, val_ids, val_labels, recipe.batch_size)
     progress: list[dict] = []
 
-    def check() -> bool:  # after each epoch: stop once every passage comes back
+    def check() -> bool:  # after each epoch: stop once every passage comes back, or recall stops rising
         progress.append(recall(model, tokenizer, probes))
         click.echo(f"  recall {progress[-1]['recalled']}/{progress[-1]['passages']}", err=True)
-        return progress[-1]["recalled"] == progress[-1]["passages"]
+        return memorise.learned([epoch["recalled"] for epoch in progress], len(probes))
 
     losses = optimise(model, ids, labels, recipe, check if recipe.cues else None)
     after = perplexity(model, val_ids, val_labels, recipe.batch_size)
-    recalled = recall(model, tokenizer, probes)
+    recalled = progress[-1] if progress else recall(model, tokenizer, probes)
     device = str(model.device)
     model.to("cpu")
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -340,6 +342,7 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
     result = {"base": base_name, "perplexity_before": round(before, 2), "perplexity_after": round(after, 2),
               "perplexity_of": "the corpus (all of it is trained on)" if recipe.cues else "a held-out tenth of the rows",
               "recall": f"{recalled['recalled']}/{recalled['passages']}",
+              "recall_by_epoch": [epoch["recalled"] for epoch in progress] or None,
               "steps": len(losses), "final_loss": round(losses[-1], 4), "seconds": round(time.perf_counter() - started, 1),
               "device": device,
               "corpus": fingerprint(texts), "recipe": {k: list(v) if isinstance(v, tuple) else v
