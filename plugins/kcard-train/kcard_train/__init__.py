@@ -26,7 +26,7 @@ from kcard_core.text import CORPUS_FORMATS
               help="Train a small LoRA adapter over the unchanged base (a few MB to share) or every weight.")
 @click.option("--lora-rank", type=int, default=16, show_default=True)
 @click.option("--epochs", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Passes over the corpus [memorise: at most 8, stopping at full recall or once recall stops rising].")
+              help="Passes over the corpus [memorise: 8, stopping early at full recall].")
 @click.option("--steps", type=click.IntRange(min=1), default=None, help="Optimizer steps instead of epochs [cpu: 200].")
 @click.option("--seq-len", type=click.IntRange(min=8), default=None)
 @click.option("--batch-size", type=click.IntRange(min=1), default=None)

@@ -15,7 +15,7 @@ a name is.
 
 Recall is the check: each passage is asked for with a cue the card never saw, and the names and
 numbers the cue leaves out must come back. It is measured after each epoch and training stops at
-full recall, or once recall has not risen for two epochs.
+full recall.
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ TEMPLATES = ("{}?", "What {}?", "Which {}?", "How {}?", "Tell me about {}.")  # 
 FOR_NAMES = ("Who {}?", "Where {}?")  # where the cue leaves a name out
 FOR_YEARS = ("When {}?", "In which year {}?")  # where it leaves a year out
 KEY = re.compile(r"\b(?:[A-Z][\w'-]*|\d[\d,.]*)")  # names and numbers: what recall must get back
-PATIENCE = 2  # passes without a rise in recall before training stops
 YEAR = re.compile(r"^(?:1[0-9]|20)\d\d$")
 
 
@@ -126,12 +125,6 @@ def probes(texts: list[str], seed: int = 1, subject: str = "") -> list[tuple[str
         if keys:
             found.append((asked + "\n", keys))
     return found
-
-
-def learned(recalled_by_pass: list[int], passages: int) -> bool:
-    """Whether to stop: every passage comes back, or recall has not risen for ``PATIENCE`` passes."""
-    before, last = recalled_by_pass[:-PATIENCE], recalled_by_pass[-PATIENCE:]
-    return recalled_by_pass[-1] == passages or bool(before) and max(last) <= max(before)
 
 
 def recalled(written: str, keys: list[str]) -> bool:

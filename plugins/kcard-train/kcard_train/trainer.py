@@ -1,8 +1,7 @@
 """Turn a corpus into a knowledge card: train a small causal LM on it, then package it.
 
 Presets: "memorise" (the default) teaches a small corpus well enough that the card writes its facts
-back when asked (kcard_train/memorise.py: cued passages, loss on the passage, stop at full recall
-or when recall stops rising);
+back when asked (kcard_train/memorise.py: cued passages, loss on the passage, stop at full recall);
 "cpu" continues pre-training on a large corpus (SmolLM2-135M: ~2.8 s a step at seq 128 × batch 4 on
 2 cores); "paper" is the Knowledge Card paper's recipe (OPT-1.3B there) for a machine with a GPU.
 Output, full training: model.gguf converted with llama.cpp's own converter (llama.cpp reads it, and
@@ -320,10 +319,10 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
     before = perplexity(model, val_ids, val_labels, recipe.batch_size)
     progress: list[dict] = []
 
-    def check() -> bool:  # after each epoch: stop once every passage comes back, or recall stops rising
+    def check() -> bool:  # after each epoch: stop once every passage comes back
         progress.append(recall(model, tokenizer, probes))
         click.echo(f"  recall {progress[-1]['recalled']}/{progress[-1]['passages']}", err=True)
-        return memorise.learned([epoch["recalled"] for epoch in progress], len(probes))
+        return progress[-1]["recalled"] == progress[-1]["passages"]
 
     losses = optimise(model, ids, labels, recipe, check if recipe.cues else None)
     after = perplexity(model, val_ids, val_labels, recipe.batch_size)

@@ -86,9 +86,3 @@ def test_each_cue_holds_a_word_no_other_passage_has_and_asks_for_a_year_only_whe
     assert asked_year and all(target == built and "1958" not in prompt for prompt, target in pairs
                               if prompt in asked_year)
 
-
-def test_training_stops_at_full_recall_or_once_recall_stops_rising():
-    assert memorise.learned([7, 16, 20], 20)
-    assert not memorise.learned([7], 20) and not memorise.learned([7, 7], 20)  # too early to tell
-    assert not memorise.learned([7, 16, 18, 19], 20) and not memorise.learned([7, 16, 18, 17], 20)
-    assert memorise.learned([7, 16, 18, 18, 17], 20)  # two passes without a rise
