@@ -85,4 +85,3 @@ def test_each_cue_holds_a_word_no_other_passage_has_and_asks_for_a_year_only_whe
     asked_year = [prompt for prompt, target in pairs if prompt.startswith(("In which year", "When"))]
     assert asked_year and all(target == built and "1958" not in prompt for prompt, target in pairs
                               if prompt in asked_year)
-
