@@ -15,7 +15,7 @@ alone (`--card NAME`), bottom-up and top-down-auto over all cards, at kcard's de
 card) once per corpus. Right = the gold answer is in the answer (PopQA's metric). Training runs in
 a child process (`kcard train`) so that its wall time and peak memory are its own.
 
-    python benchmarks/own_card.py                       # both corpora, both kinds
+    python benchmarks/own_card.py                       # every corpus, every kind
     python benchmarks/own_card.py --corpus kelderwick --kind lm --train-option=--epochs=4
 """
 
@@ -148,7 +148,8 @@ change and is held out from all of it.
 
 Rows: `own-card.json` (seconds per question, top-down's choices, and each wrong answer with the
 knowledge the reader was given).
-Reproduce: `python benchmarks/own_card.py`.
+Reproduce: `python benchmarks/own_card.py` (`--corpus` and `--kind` re-run single rows; the others
+are kept from earlier runs).
 """
 
 

@@ -34,7 +34,8 @@ def train(tmp_path, *options):
 def test_train_writes_a_card_that_runs_on_both_backends(tmp_path):
     result = train(tmp_path, "--base", "tiny-random", "--steps", "8", "--batch-size", "4")
     assert result.exit_code == 0, result.output
-    assert "perplexity" in result.output
+    assert "perplexity" in result.output and "(after each pass: " in result.output
+    assert "recall_by_epoch = [" in (tmp_path / "card" / "card.toml").read_text()  # the learning curve, kept
     card = Card.from_manifest(tmp_path / "card" / "card.toml")
     assert set(card.manifest.artifacts) == {"model", "evidence"}  # the text, for the factuality check
     assert (tmp_path / "card" / "hf" / "model.safetensors").is_file()  # kept for further training
