@@ -56,8 +56,9 @@ def train(corpus, name, out_dir, description, corpus_format, base, preset, lora,
     result = train_card(list(corpus), name=name, out_dir=out_dir, base=base, description=description,
                         recipe=PRESETS[preset].with_(**overrides), corpus_format=corpus_format)
     recalled, passages = map(int, result["recall"].split("/"))
-    by_pass = ", ".join(map(str, result.get("recall_by_epoch") or []))
-    click.echo(f"recall {recalled}/{passages} passages{f' (after each pass: {by_pass})' if by_pass else ''}; perplexity of {result['perplexity_of']} "
+    curve = result.get("recall_by_epoch")
+    after_each = f" (after each pass: {', '.join(map(str, curve))})" if curve else ""
+    click.echo(f"recall {recalled}/{passages} passages{after_each}; perplexity of {result['perplexity_of']} "
                f"{result['perplexity_before']:.1f} → {result['perplexity_after']:.1f}; {result['steps']} steps in "
                f"{result['seconds']:.0f} s")
     for miss in result["recall_misses"][:5]:

@@ -28,7 +28,8 @@ from kcard_core.text import sentences
 PASSAGE_WORDS = 60  # a passage is whole sentences up to about this many words: one card document
 STOP = set("""a an the of in on at to for from by with and or but is are was were be been it its this that these
 those as into than then there their they he she his her him who whom whose which what when where why how do does
-did not no yes so such can could will would shall should may might must also after before over under about since""".split())
+did not no yes so such can could will would shall should may might must also after before over under about
+since""".split())
 TEMPLATES = ("{}?", "What {}?", "Which {}?", "How {}?", "Tell me about {}.")  # for any passage
 FOR_NAMES = ("Who {}?", "Where {}?")  # where the cue leaves a name out
 FOR_YEARS = ("When {}?", "In which year {}?")  # where it leaves a year out
