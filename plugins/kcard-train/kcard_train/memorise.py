@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections import Counter
 
 from kcard_core.text import sentences
 
@@ -33,6 +34,7 @@ since""".split())
 TEMPLATES = ("{}?", "What {}?", "Which {}?", "How {}?", "Tell me about {}.")  # for any passage
 FOR_NAMES = ("Who {}?", "Where {}?")  # where the cue leaves a name out
 FOR_YEARS = ("When {}?", "In which year {}?")  # where it leaves a year out
+WORD = re.compile(r"[\w'-]+")
 KEY = re.compile(r"\b(?:[A-Z][\w'-]*|\d[\d,.]*)")  # names and numbers: what recall must get back
 YEAR = re.compile(r"^(?:1[0-9]|20)\d\d$")
 
@@ -53,7 +55,7 @@ def passages(texts: list[str], words: int = PASSAGE_WORDS) -> list[str]:
 
 
 def content_words(passage: str) -> list[str]:
-    return [word for word in re.findall(r"[\w'-]+", passage) if word.lower() not in STOP]
+    return [word for word in WORD.findall(passage) if word.lower() not in STOP]
 
 
 def topic(texts: list[str]) -> str:
@@ -65,7 +67,7 @@ def topic(texts: list[str]) -> str:
 
 
 def words_of(text: str) -> set[str]:
-    return {word.lower() for word in re.findall(r"[\w'-]+", text)}
+    return {word.lower() for word in WORD.findall(text)}
 
 
 def left_out(passage: str, cue: str) -> list[str]:
@@ -78,7 +80,14 @@ def left_out(passage: str, cue: str) -> list[str]:
 def distinct_words(texts: list[str]) -> list[set[str]]:
     """For each passage, its content words (lower case) that no other passage has."""
     each = [{word.lower() for word in content_words(passage)} for passage in texts]
-    return [own - set().union(*(other for j, other in enumerate(each) if j != i)) for i, own in enumerate(each)]
+    passages_with = Counter(word for words in each for word in words)
+    return [{word for word in words if passages_with[word] == 1} for words in each]
+
+
+def passages_and_own_words(texts: list[str]) -> list[tuple[str, set[str]]]:
+    """The corpus's passages, each with its distinct words."""
+    found = passages(texts)
+    return list(zip(found, distinct_words(found)))
 
 
 def cue(passage: str, rng: random.Random, subject: str = "", distinct: set[str] = frozenset()) -> str:
@@ -103,9 +112,8 @@ def examples(texts: list[str], cues: int, seed: int, subject: str = "") -> list[
     """(prompt, target) pairs: each passage once on its own and after ``cues`` different cues, half
     of them naming the ``subject`` where the passage does not."""
     rng = random.Random(seed)
-    found = passages(texts)
     pairs = []
-    for passage, distinct in zip(found, distinct_words(found)):
+    for passage, distinct in passages_and_own_words(texts):
         pairs.append(("", passage))
         pairs += [(cue(passage, rng, subject if i % 2 else "", distinct) + "\n", passage) for i in range(cues)]
     return pairs
@@ -118,8 +126,7 @@ def probes(texts: list[str], seed: int = 1, subject: str = "") -> list[tuple[str
     content words when it has none)."""
     rng = random.Random(f"probe-{seed}")
     found = []
-    each = passages(texts)
-    for passage, distinct in zip(each, distinct_words(each)):
+    for passage, distinct in passages_and_own_words(texts):
         asked = cue(passage, rng, subject, distinct)
         keys = left_out(passage, asked)
         keys = keys or [word for word in content_words(passage) if word.lower() not in words_of(asked)][:3]
