@@ -127,6 +127,32 @@ def test_top_down_auto_gives_a_question_to_the_card_whose_text_alone_holds_its_w
     assert trace.cards[0].card == "politics" and trace.turns[-1].details["claims"] == {}
 
 
+def test_top_down_auto_asks_the_card_that_alone_claims_the_question_even_after_a_no(tmp_path):
+    def card(name, description, evidence):
+        (tmp_path / f"{name}.txt").write_text(evidence)
+        return make_card(tmp_path, name, description, FakeBackend(), evidence=tmp_path / f"{name}.txt")
+
+    cards = [card("harbour", "a harbour town's history", "The Kelderwick lighthouse stands on the headland of Gannet Head."),
+             card("politics", "elections, senators and governors", "Raphael Warnock won the Georgia senate race.")]
+    llm = Recording(responses=["No", "The location of the lighthouse", "Gannet Head"], prompts=[])
+    trace = TopDown(llm, cards, ByLength(name="factuality"), n1=1, examples=[]).invoke(
+        "On which headland does the Kelderwick lighthouse stand?")["trace"]
+    assert trace.cards[0].card == "harbour" and trace.answer == "Gannet Head"
+    overruled = trace.turns[1]
+    assert overruled.reply is None and overruled.needs_more and overruled.card == "harbour"
+    assert "only harbour's text holds" in overruled.details["why"] and "'kelderwick'" in overruled.details["why"]
+    assert llm.prompts[1].endswith("Do you need more information? (Yes or No) Yes\n"
+                                   "What kind of information do you need?")
+    # no card claims it: the "No" stands and no card is asked
+    trace = TopDown(FakeListLLM(responses=["No", "Paris"]), cards, ByLength(name="factuality"), n1=1,
+                    examples=[]).invoke("What is the capital of France?")["trace"]
+    assert trace.cards == [] and trace.answer == "Paris"
+    # explicitly by name, the base LLM's own "No" stands
+    trace = TopDown(FakeListLLM(responses=["No", "Gannet Head"]), cards, ByLength(name="factuality"), n1=1,
+                    examples=[], explicit=True).invoke("On which headland does the Kelderwick lighthouse stand?")["trace"]
+    assert trace.cards == []
+
+
 class Favoured(FakeBackend):
     """Answers with the words the chain asked it to favour."""
 

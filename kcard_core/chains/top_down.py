@@ -1,6 +1,7 @@
 """Top-down (Algorithm 2): the base LLM says whether it needs more information and which card to ask.
 
-AUTO: "What kind of information do you need?" and the reply is matched to card descriptions.
+AUTO: "What kind of information do you need?" and the reply is matched to card descriptions; a
+question whose words only one card's text holds goes to that card, even when the base LLM said "No".
 EXP: "Choose an information source from the following: ..." and the reply is matched to a card name.
 """
 
@@ -94,6 +95,8 @@ class TopDown(KnowledgeChain):
             if len(votes) > 1:
                 trace.turns.append(Turn("majority of the yes/no templates", "Yes" if need else "No", iteration, need,
                                         details={"unanimous": len(set(votes)) == 1}))
+            if not need and not knowledge and self.overrules_no:
+                need = self.claimed(question, trace, iteration)
             prompt += f"{NEED_MORE} {'Yes' if need else 'No'}\n"
             if not need:
                 break
@@ -123,6 +126,23 @@ class TopDown(KnowledgeChain):
         elif need is None:  # neither yes nor no: asking a card costs less than a wrong answer
             turn.details["assumed"] = "yes"
         return need is not False
+
+    @property
+    def overrules_no(self) -> bool:
+        """AUTO: a question whose words only one card's text holds goes to that card even after a "No"."""
+        return not self.explicit
+
+    def claimed(self, question: str, trace: Trace, iteration: int) -> bool:
+        """Whether exactly one card claims the question (recorded in the trace when it does). A small base
+        LLM says "No" to questions about what it cannot know ("On which headland does the Kelderwick
+        lighthouse stand?" → "Kelderwick Lighthouse") while only one card's text holds "Kelderwick"."""
+        claims = self.claims(question)
+        if len(claims) != 1:
+            return False
+        (name, words), = claims.items()
+        trace.turns.append(Turn("need more information", iteration=iteration, needs_more=True, card=name, details={
+            "why": f"Yes: only {name}'s text holds {', '.join(map(repr, words))} of the question"}))
+        return True
 
     def knowledge_for(self, prompt: str, question: str, trace: Trace, config: RunnableConfig | None):
         """(the prompt with the card choice, the knowledge): one card chosen, its most factual document."""
@@ -226,6 +246,7 @@ class Combined(TopDown):
     filter their documents before the knowledge is added."""
 
     mode = "combined"
+    overrules_no = False  # its pool is chosen by descriptions alone
 
     def __init__(self, llm, cards: list, factuality, *, selectors: list, pool_size: int = 2, **options):
         super().__init__(llm, cards, factuality, **options)
