@@ -52,18 +52,27 @@ def run_one(split: str, dataset_name: str, method: str, variant: str, settings: 
     folder = work / split / dataset_name / method / folder_name(variant)
     config = {"split": split, "dataset": dataset_name, "method": method, "variant": variant, **settings}
     path = folder / "results.json"
-    if path.exists():
-        stored = json.loads(path.read_text())
-        if stored["config"] == json.loads(json.dumps(config)) and stored["metrics"]["count"] == len(dataset.examples):
-            return stored
-    options = {**settings, "selectors": tuple(settings["selectors"])}
-    chain = chain_for(method, dataset, **options)
-    cache = next((card.cache for card in getattr(chain, "cards", []) if card.cache), None)
-    result = evaluate(dataset, chain, method, out_dir=folder, config=config)
-    if cache:
-        result["cache"] = {"hits": cache.hits, "misses": cache.misses}
-        path.write_text(json.dumps(result, indent=2, default=str) + "\n")
+    stored = json.loads(path.read_text()) if path.exists() else None
+    if stored and stored["config"] == json.loads(json.dumps(config)) and stored["metrics"]["count"] == len(
+            dataset.examples):
+        result = stored
+    else:
+        options = {**settings, "selectors": tuple(settings["selectors"])}
+        chain = chain_for(method, dataset, **options)
+        cache = next((card.cache for card in getattr(chain, "cards", []) if card.cache), None)
+        result = evaluate(dataset, chain, method, out_dir=folder, config=config)
+        if cache:
+            result["cache"] = {"hits": cache.hits, "misses": cache.misses}
+            path.write_text(json.dumps(result, indent=2, default=str) + "\n")
+    if method.startswith("top-down"):
+        result["said_no"] = said_no(folder)
     return result
+
+
+def said_no(folder: Path) -> int:
+    """Top-down: the questions whose first "Do you need more information?" the base LLM answered No."""
+    traces = [json.loads(line)["trace"] for line in (folder / "predictions.jsonl").read_text().splitlines()]
+    return sum(trace["turns"][0].get("needs_more") is False for trace in traces if trace["turns"])
 
 
 def row_of(result: dict) -> dict:
@@ -72,7 +81,7 @@ def row_of(result: dict) -> dict:
     row = {"split": config["split"], "dataset": config["dataset"], "method": config["method"],
            "variant": config["variant"], "questions": metrics["count"],
            "seconds_per_question": result["seconds"]["per_question"], "settings": settings,
-           "defaults": settings == DEFAULTS, "cache": result.get("cache")}
+           "defaults": settings == DEFAULTS, "cache": result.get("cache"), "said_no": result.get("said_no")}
     if "em" in metrics:
         row.update(em=metrics["em"], f1=metrics["f1"])
     else:
@@ -120,15 +129,16 @@ def factuality_auroc(work: Path, split: str, variant: str = "defaults") -> dict:
 
 def report(rows: list[dict], aurocs: dict) -> str:
     def table(split: str, variants: bool) -> str:
-        lines = ["| data set | method | variant | questions | EM / accuracy | s / question | cache hits |",
-                 "|---|---|---|---|---|---|---|"]
+        lines = ["| data set | method | variant | questions | EM / accuracy | s / question | cache hits | said No |",
+                 "|---|---|---|---|---|---|---|---|"]
         for r in rows:
             if r["split"] == split and (r["variant"] != "defaults") == variants:
                 score = r.get("em", r.get("accuracy"))
                 cache = r["cache"] or {}
                 lines.append(f"| {r['dataset']} | {r['method']} | {r['variant']} | {r['questions']} | {score:.1f} "
                              f"| {r['seconds_per_question']:.2f} | {cache.get('hits', '–')} / "
-                             f"{cache.get('hits', 0) + cache.get('misses', 0) or '–'} |")
+                             f"{cache.get('hits', 0) + cache.get('misses', 0) or '–'} "
+                             f"| {'–' if r.get('said_no') is None else r['said_no']} |")
         return "\n".join(lines)
 
     cards = sorted({card for by_card in aurocs.values() for card in by_card})
@@ -145,7 +155,9 @@ The answer prompt asks the question, gives the knowledge, asks the question agai
 layout, chosen on the tuning split: `reader.md`); with answer options, neither copy shows them.
 Questions 1-100 are the tuning split (prompts, demos and defaults were chosen on them); 101-505
 are held out. Open book: EM; 2-way / 4-way: accuracy. Cache hits: card generations read from the
-on-disk cache (a hit costs no generation), of all card calls.
+on-disk cache (a hit costs no generation), of all card calls. Said No: top-down questions whose
+"Do you need more information?" the base LLM answered No (top-down-auto still asks the card whose
+text alone holds a word of the question; none of these did).
 
 ## Held out (questions 101-505)
 
@@ -186,7 +198,8 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=cache_dir() / "benchmarks" / "knowledge-lift-heldout")
     parser.add_argument("--report-only", action="store_true")
     args = parser.parse_args()
-    rows = json.loads(RESULTS.read_text())["rows"] if RESULTS.exists() else []
+    stored = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    rows = stored.get("rows", [])
     jobs = [] if args.report_only else [(d, m, "defaults", DEFAULTS) for d in args.datasets.split(",")
                                         for m in args.methods.split(",")]
     names = list(VARIANTS) if "all" in args.variant else args.variant
@@ -204,6 +217,8 @@ def main() -> None:
     aurocs = {"held-out, agreement (default)": factuality_auroc(args.work, "held-out"),
               "tuning, agreement (default)": factuality_auroc(args.work, "tuning"),
               "tuning, judge = embedding": factuality_auroc(args.work, "tuning", "judge=embedding")}
+    # from the traces in --work; where they are not there (another machine), as stored
+    aurocs = {name: by_card or stored.get("factuality_auroc", {}).get(name) for name, by_card in aurocs.items()}
     aurocs = {name: by_card for name, by_card in aurocs.items() if by_card}
     write_result("knowledge-lift-heldout", {"rows": rows, "factuality_auroc": aurocs, "defaults": DEFAULTS},
                  report(rows, aurocs))

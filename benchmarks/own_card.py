@@ -16,7 +16,7 @@ card) once per corpus. Right = the gold answer is in the answer (PopQA's metric)
 a child process (`kcard train`) so that its wall time and peak memory are its own.
 
     python benchmarks/own_card.py                       # every corpus, every kind
-    python benchmarks/own_card.py --corpus kelderwick --kind lm --train-option=--epochs=4
+    python benchmarks/own_card.py --corpus kelderwick --kind lm --train-option=--epochs=4 --keep cards/
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def ask_all(corpus: str, card: Card | None) -> dict:
     setups = {"right_vanilla": "vanilla"} if card is None else SETUPS
     for key, mode in setups.items():
         chain = build_chain(mode, cards=[corpus] if key == "right_with_card" else None, registry=registry)
-        right, chosen, missed, started = 0, 0, [], time.perf_counter()
+        right, chosen, said_no, missed, started = 0, 0, 0, [], time.perf_counter()
         for item in questions(corpus):
             result = chain.invoke(item["question"])
             if contains_answer(result["answer"], [item["answer"]]) > 0:
@@ -96,11 +96,12 @@ def ask_all(corpus: str, card: Card | None) -> dict:
                 missed.append({"question": item["question"], "answer": result["answer"],
                                "knowledge": result["trace"].knowledge()})
             chosen += any(c.card == corpus for c in result["trace"].cards)
+            said_no += bool(result["trace"].turns) and result["trace"].turns[0].needs_more is False
         rows[key] = right
         rows[key.replace("right", "missed")] = missed
         rows[key.replace("right", "seconds_per_question")] = round((time.perf_counter() - started) / 20, 2)
         if mode == "top-down-auto":
-            rows["top_down_chose_card"] = chosen
+            rows.update(top_down_chose_card=chosen, top_down_said_no=said_no)
     registry.cards.pop(corpus, None)
     return rows
 
@@ -121,12 +122,13 @@ def reader_given_passage(corpus: str) -> int:
 
 def report(rows: list[dict]) -> str:
     lines = ["| corpus | kind | recall | with --card | bottom-up | top-down-auto | vanilla | reader given the passage "
-             "| train s | train peak MB |", "|---|---|---|---|---|---|---|---|---|---|"]
+             "| train s | train peak MB | top-down: said No, chose the card |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['corpus']} | {r['kind']} | {r.get('recall', '–')} | {r.get('right_with_card', '–')} "
                      f"| {r.get('right_bottom_up', '–')} | {r.get('right_top_down_auto', '–')} "
                      f"| {r.get('right_vanilla', '–')} | {r.get('right_reader_given_passage', '–')} "
-                     f"| {r.get('train_seconds', '–')} | {r.get('train_peak_rss_mb', '–')} |")
+                     f"| {r.get('train_seconds', '–')} | {r.get('train_peak_rss_mb', '–')} "
+                     f"| {r.get('top_down_said_no', '–')}, {r.get('top_down_chose_card', '–')} |")
     return f"""# A card built from your own text
 
 Each corpus's card, built as docs/tutorial.md builds it, installed beside the 7 first-party cards;
@@ -142,7 +144,9 @@ makes of the text itself (a card's shorter document can do better, as the kelder
 one-sentence documents do). 2 CPU cores, one process at a time. kelderwick is the development set (the recipe was
 chosen on it); halvard was written afterwards and its LM card's misses shaped the cues (each holds
 a word only its passage has; "when" only where a year is left out); ostrel was written before that
-change and is held out from all of it.
+change and is held out from all of it. Top-down: "said No" = questions whose "Do you need more
+information?" the base LLM answered No (top-down-auto asks the card whose text alone holds a word
+of the question all the same); "chose the card" = questions it gave to this corpus's card.
 
 {chr(10).join(lines)}
 
@@ -159,13 +163,16 @@ def main() -> None:
     parser.add_argument("--kind", action="append", choices=["retrieval", "lm", "vanilla"])
     parser.add_argument("--train-option", action="append", default=[], help="passed to kcard train")
     parser.add_argument("--dry", action="store_true", help="print rows, do not record them")
+    parser.add_argument("--keep", type=Path, help="build the cards in this folder and keep them (default: a temporary one)")
     args = parser.parse_args()
     path = HERE / "results" / "own-card.json"
     rows = json.loads(path.read_text())["rows"] if path.exists() else []
     for corpus in args.corpus or CORPORA:
         for kind in args.kind or ["retrieval", "lm", "vanilla"]:
             with tempfile.TemporaryDirectory() as folder:
-                card, stats = (None, {}) if kind == "vanilla" else build(corpus, kind, Path(folder), args.train_option)
+                work = args.keep / f"{corpus}-{kind}" if args.keep else Path(folder)
+                work.mkdir(parents=True, exist_ok=True)
+                card, stats = (None, {}) if kind == "vanilla" else build(corpus, kind, work, args.train_option)
                 row = {"corpus": corpus, "kind": kind, "questions": 20, **stats, **ask_all(corpus, card)}
             print(json.dumps(row), flush=True)
             if not args.dry:
