@@ -122,7 +122,7 @@ def reader_given_passage(corpus: str) -> int:
 
 def report(rows: list[dict]) -> str:
     lines = ["| corpus | kind | recall | with --card | bottom-up | top-down-auto | vanilla | reader given the passage "
-             "| train s | train peak MB | top-down: said No, chose the card |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| train s | train peak MB | top-down: said No, chose the card |", "|---" * 11 + "|"]
     for r in rows:
         lines.append(f"| {r['corpus']} | {r['kind']} | {r.get('recall', '–')} | {r.get('right_with_card', '–')} "
                      f"| {r.get('right_bottom_up', '–')} | {r.get('right_top_down_auto', '–')} "
@@ -163,7 +163,7 @@ def main() -> None:
     parser.add_argument("--kind", action="append", choices=["retrieval", "lm", "vanilla"])
     parser.add_argument("--train-option", action="append", default=[], help="passed to kcard train")
     parser.add_argument("--dry", action="store_true", help="print rows, do not record them")
-    parser.add_argument("--keep", type=Path, help="build the cards in this folder and keep them (default: a temporary one)")
+    parser.add_argument("--keep", type=Path, help="build the cards here and keep them (default: a temporary folder)")
     args = parser.parse_args()
     path = HERE / "results" / "own-card.json"
     rows = json.loads(path.read_text())["rows"] if path.exists() else []

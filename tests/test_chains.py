@@ -104,13 +104,17 @@ def test_top_down_auto_matches_the_question_when_it_is_closer_than_the_stated_ne
 
 
 
-def test_top_down_auto_gives_a_question_to_the_card_whose_text_alone_holds_its_word(tmp_path):
-    def card(name, description, evidence):
-        (tmp_path / f"{name}.txt").write_text(evidence)
-        return make_card(tmp_path, name, description, FakeBackend(), evidence=tmp_path / f"{name}.txt")
+def text_card(folder, name: str, description: str, evidence: str):
+    """A card whose own text (its evidence) is ``evidence``."""
+    (folder / f"{name}.txt").write_text(evidence)
+    return make_card(folder, name, description, FakeBackend(), evidence=folder / f"{name}.txt")
 
-    cards = [card("observatory", "an observatory's history and people", "The Sorrell Refractor's lens is 60 cm wide."),
-             card("politics", "elections, senators and governors", "Raphael Warnock won the Georgia senate race."),
+
+def test_top_down_auto_gives_a_question_to_the_card_whose_text_alone_holds_its_word(tmp_path):
+    cards = [text_card(tmp_path, "observatory", "an observatory's history and people",
+                       "The Sorrell Refractor's lens is 60 cm wide."),
+             text_card(tmp_path, "politics", "elections, senators and governors",
+                       "Raphael Warnock won the Georgia senate race."),
              make_card(tmp_path, "general", "general knowledge")]  # no text of its own: it claims nothing
     # the stated need points at politics; only the observatory card's text holds "Sorrell"
     llm = FakeListLLM(responses=["Yes", "The results of the elections", "60 cm"])
@@ -128,12 +132,10 @@ def test_top_down_auto_gives_a_question_to_the_card_whose_text_alone_holds_its_w
 
 
 def test_top_down_auto_asks_the_card_that_alone_claims_the_question_even_after_a_no(tmp_path):
-    def card(name, description, evidence):
-        (tmp_path / f"{name}.txt").write_text(evidence)
-        return make_card(tmp_path, name, description, FakeBackend(), evidence=tmp_path / f"{name}.txt")
-
-    cards = [card("harbour", "a harbour town's history", "The Kelderwick lighthouse stands on the headland of Gannet Head."),
-             card("politics", "elections, senators and governors", "Raphael Warnock won the Georgia senate race.")]
+    cards = [text_card(tmp_path, "harbour", "a harbour town's history",
+                       "The Kelderwick lighthouse stands on the headland of Gannet Head."),
+             text_card(tmp_path, "politics", "elections, senators and governors",
+                       "Raphael Warnock won the Georgia senate race.")]
     llm = Recording(responses=["No", "The location of the lighthouse", "Gannet Head"], prompts=[])
     trace = TopDown(llm, cards, ByLength(name="factuality"), n1=1, examples=[]).invoke(
         "On which headland does the Kelderwick lighthouse stand?")["trace"]

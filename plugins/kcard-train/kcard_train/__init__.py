@@ -27,14 +27,16 @@ from kcard_core.text import CORPUS_FORMATS
 @click.option("--lora-rank", type=int, default=16, show_default=True)
 @click.option("--epochs", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Passes over the corpus [memorise: 8, stopping early at full recall].")
+@click.option("--cues", type=click.IntRange(min=0), default=None,
+              help="Question-like cues each passage is also trained after, per pass [memorise: 8; 0: the text alone].")
 @click.option("--steps", type=click.IntRange(min=1), default=None, help="Optimizer steps instead of epochs [cpu: 200].")
 @click.option("--seq-len", type=click.IntRange(min=8), default=None)
 @click.option("--batch-size", type=click.IntRange(min=1), default=None)
 @click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Learning rate [the preset's; LoRA: 1e-3].")
 @click.option("--seed", type=int, default=0, show_default=True)
-def train(corpus, name, out_dir, description, corpus_format, base, preset, lora, lora_rank, epochs, steps, seq_len,
-          batch_size, lr, seed):
+def train(corpus, name, out_dir, description, corpus_format, base, preset, lora, lora_rank, epochs, cues, steps,
+          seq_len, batch_size, lr, seed):
     """Train a small causal LM on CORPUS (text or JSONL files) and write a card.
 
     Full: writes OUT/model.gguf (both backends run it) and OUT/hf/ (safetensors, to train further).
@@ -46,8 +48,8 @@ def train(corpus, name, out_dir, description, corpus_format, base, preset, lora,
 
     if lora and lr is None:
         lr = LORA_LR
-    overrides = {key: value for key, value in dict(epochs=epochs, seq_len=seq_len, batch_size=batch_size, lr=lr,
-                                                   seed=seed, lora_rank=lora_rank if lora else None).items()
+    overrides = {key: value for key, value in dict(epochs=epochs, cues=cues, seq_len=seq_len, batch_size=batch_size,
+                                                   lr=lr, seed=seed, lora_rank=lora_rank if lora else None).items()
                  if value is not None}
     if steps is not None:
         overrides.update(steps=steps, epochs=None)

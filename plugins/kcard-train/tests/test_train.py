@@ -1,6 +1,7 @@
 """`kcard train` end to end on a tiny randomly initialised model (the real recipe runs in benchmarks)."""
 
 import json
+import tomllib
 
 import pytest
 from click.testing import CliRunner
@@ -32,10 +33,12 @@ def train(tmp_path, *options):
 
 
 def test_train_writes_a_card_that_runs_on_both_backends(tmp_path):
-    result = train(tmp_path, "--base", "tiny-random", "--steps", "8", "--batch-size", "4")
+    result = train(tmp_path, "--base", "tiny-random", "--steps", "8", "--batch-size", "4", "--cues", "3")
     assert result.exit_code == 0, result.output
     assert "perplexity" in result.output and "(after each pass: " in result.output
-    assert "recall_by_epoch = [" in (tmp_path / "card" / "card.toml").read_text()  # the learning curve, kept
+    manifest = (tmp_path / "card" / "card.toml").read_text()
+    assert "recall_by_epoch = [" in manifest  # the learning curve, kept
+    assert tomllib.loads(manifest)["training"]["recipe"]["cues"] == 3
     card = Card.from_manifest(tmp_path / "card" / "card.toml")
     assert set(card.manifest.artifacts) == {"model", "evidence"}  # the text, for the factuality check
     assert (tmp_path / "card" / "hf" / "model.safetensors").is_file()  # kept for further training
