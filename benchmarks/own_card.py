@@ -22,6 +22,7 @@ a child process (`kcard train`) so that its wall time and peak memory are its ow
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import resource
 import subprocess
@@ -169,8 +170,9 @@ def main() -> None:
     rows = json.loads(path.read_text())["rows"] if path.exists() else []
     for corpus in args.corpus or CORPORA:
         for kind in args.kind or ["retrieval", "lm", "vanilla"]:
-            with tempfile.TemporaryDirectory() as folder:
-                work = args.keep / f"{corpus}-{kind}" if args.keep else Path(folder)
+            keep = args.keep / f"{corpus}-{kind}" if args.keep else None
+            with contextlib.nullcontext(keep) if keep else tempfile.TemporaryDirectory() as folder:
+                work = Path(folder)
                 work.mkdir(parents=True, exist_ok=True)
                 card, stats = (None, {}) if kind == "vanilla" else build(corpus, kind, work, args.train_option)
                 row = {"corpus": corpus, "kind": kind, "questions": 20, **stats, **ask_all(corpus, card)}
