@@ -439,6 +439,38 @@ def test_multiple_choice_is_answered_open_then_matched_to_an_option():
                                                    "reply": "Dale Strong", "option": "B"}]
 
 
+class Writes(FakeBackend):
+    """Writes one fixed text, whatever the prompt."""
+
+    def __init__(self, text: str):
+        super().__init__()
+        self.text = text
+
+    def generate(self, model, prompt, *, n, sampling, chat=False):
+        return [self.text] * n
+
+
+def test_an_answer_that_only_repeats_the_question_goes_on_as_the_knowledge_does(tmp_path):
+    from kcard_core.chains.base import apposition
+
+    knowledge = "Kelderwick's school, the Morrane Academy, was founded in 1851."
+    card = make_card(tmp_path, "kelderwick", "a town", Writes(knowledge))
+    question = "What is the name of Kelderwick's school?"
+    llm = Recording(responses=["Kelderwick's school", "the Morrane Academy"], prompts=[])
+    result = BottomUp(llm, [card], [], n1=1, examples=[]).invoke(question)
+    assert result["answer"] == "Kelderwick's school, the Morrane Academy"
+    assert llm.prompts[1] == llm.prompts[0] + " Kelderwick's school,"
+    assert result["trace"].turns[-1].details == {"goes on after": "Kelderwick's school,"}
+    llm.responses, llm.i = ["Kelderwick's school", "the Morrane Academy"], 0  # streamed: the same answer
+    chunks = list(BottomUp(llm, [card], [], n1=1, examples=[]).stream(question))
+    assert "".join(c.get("answer", "") for c in chunks) == chunks[-1]["trace"].answer == result["answer"]
+    # any word the question lacks, a choice offered, or no mark after it in the knowledge: the answer stands
+    assert apposition(question, "The Morrane Academy", knowledge) == ""
+    assert apposition("Is it Kelderwick's school or the harbour?", "Kelderwick's school", knowledge) == ""
+    assert apposition("When was the school founded?", "the school", "The school was founded in 1851.") == ""
+    assert apposition("What is the name of the school?", "the school", "The school: Morrane Academy.") == ":"
+
+
 def test_without_knowledge_the_reader_is_asked_the_question_alone():
     from kcard_core.chains.prompts import bottom_up_prompt
 

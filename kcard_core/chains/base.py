@@ -20,6 +20,20 @@ from kcard_core.trace import CardError, Trace, Turn
 
 ANSWER_STOP = ["\n"]  # every prompt segment is one line, so is the answer
 WORD = re.compile(r"\w+")
+APPOSITION = r"\s*([,:])"  # what sets a name beside a phrase
+
+
+def apposition(question: str, answer: str, knowledge: str) -> str:
+    """The mark the knowledge sets right after an answer that only repeats the question, so that the
+    answer can go on as the knowledge does: "," for "Kelderwick's school", a 270M reader's answer to
+    "What is the name of Kelderwick's school?" handed "Kelderwick's school, the Morrane Academy, was
+    founded in 1851". Empty for an answer that says anything the question does not, for a question
+    that offers a choice ("X or Y?"), and when no such mark follows the answer in the knowledge."""
+    words, asked = ({word.lower() for word in WORD.findall(text)} for text in (answer, question))
+    if not words or not words <= asked or " or " in question.lower():
+        return ""
+    found = re.search(re.escape(answer) + APPOSITION, knowledge, re.IGNORECASE)
+    return found.group(1) if found else ""
 
 
 def question_of(input: Any) -> str:
@@ -99,7 +113,21 @@ class KnowledgeChain(KcardRunnable):
             trace.turns.append(Turn("answered without the options, matched to one", reply, details={"option": key}))
             if key:
                 return f"{key}. {options[key]}"
-        return (yield trace.prompt)
+        reply = yield trace.prompt
+        if not options and (mark := self.repeated(question, reply, trace)):
+            more = yield f"{trace.prompt} {reply}{mark}"
+            reply = f"{reply}{mark} {more}" if more else reply
+        return reply
+
+    @staticmethod
+    def repeated(question: str, answer: str, trace: Trace) -> str:
+        """For an answer that only repeats the question, the mark the knowledge sets after it (the base
+        LLM goes on from there, see :func:`apposition`), recorded in the trace; empty for any other."""
+        mark = apposition(question, answer, trace.knowledge())
+        if mark:
+            trace.turns.append(Turn("the answer only repeated the question: it goes on as the knowledge does",
+                                    answer, details={"goes on after": answer + mark}))
+        return mark
 
     def answer(self, question: str, trace: Trace, config: RunnableConfig | None) -> str:
         steps, hint = self.answering(question, trace), self.copy_hint(question, trace.knowledge())
@@ -146,10 +174,16 @@ class KnowledgeChain(KcardRunnable):
             return
         question, trace = self._start(input, config)
         with trace.timer("answer"):
-            for chunk in self.llm.stream(trace.prompt, config=config, stop=ANSWER_STOP,
-                                         **self.copy_hint(question, trace.knowledge())):
-                if text := self._grow_answer(trace, chunk):
-                    yield {"answer": text}
+            hint, prompt = self.copy_hint(question, trace.knowledge()), trace.prompt
+            while prompt:  # the answer, then its continuation when it only repeated the question
+                for chunk in self.llm.stream(prompt, config=config, stop=ANSWER_STOP, **hint):
+                    if text := self._grow_answer(trace, chunk):
+                        yield {"answer": text}
+                mark = self.repeated(question, trace.answer.strip(), trace) if prompt == trace.prompt else ""
+                if mark:
+                    trace.answer = f"{trace.answer.strip()}{mark} "
+                    yield {"answer": f"{mark} "}
+                prompt = mark and f"{trace.prompt} {trace.answer.rstrip()}"
         trace.answer = trace.answer.strip()
         yield {"trace": trace}
 
@@ -170,17 +204,24 @@ class KnowledgeChain(KcardRunnable):
             return
         question, trace = await run_in_executor(config, self._start, input, config)
         with trace.timer("answer"):
-            async for chunk in self.llm.astream(trace.prompt, config=config, stop=ANSWER_STOP,
-                                                **self.copy_hint(question, trace.knowledge())):
-                if text := self._grow_answer(trace, chunk):
-                    yield {"answer": text}
+            hint, prompt = self.copy_hint(question, trace.knowledge()), trace.prompt
+            while prompt:
+                async for chunk in self.llm.astream(prompt, config=config, stop=ANSWER_STOP, **hint):
+                    if text := self._grow_answer(trace, chunk):
+                        yield {"answer": text}
+                mark = self.repeated(question, trace.answer.strip(), trace) if prompt == trace.prompt else ""
+                if mark:
+                    trace.answer = f"{trace.answer.strip()}{mark} "
+                    yield {"answer": f"{mark} "}
+                prompt = mark and f"{trace.prompt} {trace.answer.rstrip()}"
         trace.answer = trace.answer.strip()
         yield {"trace": trace}
 
     @staticmethod
     def _grow_answer(trace: Trace, chunk: Any) -> str:
-        """The text a streamed chunk adds to ``trace.answer`` (the first loses "Answer: X"'s space)."""
-        text = text_of(chunk) if trace.answer else text_of(chunk).lstrip()
+        """The text a streamed chunk adds to ``trace.answer`` (the first loses "Answer: X"'s space, and so
+        does the first after a space already there)."""
+        text = text_of(chunk) if trace.answer[-1:].strip() else text_of(chunk).lstrip()
         trace.answer += text
         return text
 
