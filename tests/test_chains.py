@@ -1,5 +1,7 @@
 """Bottom-up and top-down logic with a scripted base LLM, fake cards and simple selectors."""
 
+import asyncio
+
 import pytest
 from langchain_core.language_models.fake import FakeListLLM
 
@@ -463,6 +465,13 @@ def test_an_answer_that_only_repeats_the_question_goes_on_as_the_knowledge_does(
     assert result["trace"].turns[-1].details == {"goes on after": "Kelderwick's school,"}
     llm.responses, llm.i = ["Kelderwick's school", "the Morrane Academy"], 0  # streamed: the same answer
     chunks = list(BottomUp(llm, [card], [], n1=1, examples=[]).stream(question))
+    assert "".join(c.get("answer", "") for c in chunks) == chunks[-1]["trace"].answer == result["answer"]
+
+    async def streamed():
+        return [chunk async for chunk in BottomUp(llm, [card], [], n1=1, examples=[]).astream(question)]
+
+    llm.responses, llm.i = ["Kelderwick's school", "the Morrane Academy"], 0  # and streamed asynchronously
+    chunks = asyncio.run(streamed())
     assert "".join(c.get("answer", "") for c in chunks) == chunks[-1]["trace"].answer == result["answer"]
     # any word the question lacks, a choice offered, or no mark after it in the knowledge: the answer stands
     assert apposition(question, "The Morrane Academy", knowledge) == ""

@@ -77,7 +77,7 @@ def test_a_retrieval_card_from_the_tutorial_text(run, tmp_path):
     assert "harbour town" in listed["kelderwick"]["description"]
     answered = run(ask)
     assert "Ada Morrane" in answered.stdout and "kcard: card" not in answered.stderr
-    assert right_answers(run, "kelderwick") >= 17  # 19 measured (benchmarks/results/own-card.md), the goal
+    assert right_answers(run, "kelderwick") >= 19  # 20 measured (benchmarks/results/own-card.md); 19 is the goal
 
 
 def test_an_lm_card_from_the_tutorial_text(run, tmp_path):
@@ -91,4 +91,4 @@ def test_an_lm_card_from_the_tutorial_text(run, tmp_path):
     run(install)
     answered = run(ask)
     assert "kelderwick-lm#1" in answered.stdout and "kcard: card" not in answered.stderr
-    assert right_answers(run, "kelderwick-lm") >= 16  # 17 measured (benchmarks/results/own-card.md); the goal is 18
+    assert right_answers(run, "kelderwick-lm") >= 17  # 18 measured (benchmarks/results/own-card.md), the goal

@@ -179,11 +179,9 @@ class KnowledgeChain(KcardRunnable):
                 for chunk in self.llm.stream(prompt, config=config, stop=ANSWER_STOP, **hint):
                     if text := self._grow_answer(trace, chunk):
                         yield {"answer": text}
-                mark = self.repeated(question, trace.answer.strip(), trace) if prompt == trace.prompt else ""
+                mark, prompt = self._go_on(question, trace, prompt)
                 if mark:
-                    trace.answer = f"{trace.answer.strip()}{mark} "
                     yield {"answer": f"{mark} "}
-                prompt = mark and f"{trace.prompt} {trace.answer.rstrip()}"
         trace.answer = trace.answer.strip()
         yield {"trace": trace}
 
@@ -209,13 +207,19 @@ class KnowledgeChain(KcardRunnable):
                 async for chunk in self.llm.astream(prompt, config=config, stop=ANSWER_STOP, **hint):
                     if text := self._grow_answer(trace, chunk):
                         yield {"answer": text}
-                mark = self.repeated(question, trace.answer.strip(), trace) if prompt == trace.prompt else ""
+                mark, prompt = self._go_on(question, trace, prompt)
                 if mark:
-                    trace.answer = f"{trace.answer.strip()}{mark} "
                     yield {"answer": f"{mark} "}
-                prompt = mark and f"{trace.prompt} {trace.answer.rstrip()}"
         trace.answer = trace.answer.strip()
         yield {"trace": trace}
+
+    def _go_on(self, question: str, trace: Trace, streamed: str) -> tuple[str, str]:
+        """After the stream of the answer prompt: for an answer that only repeated the question, the
+        mark it goes on from (added to ``trace.answer``) and the prompt to stream next; else two ''."""
+        mark = self.repeated(question, trace.answer.strip(), trace) if streamed == trace.prompt else ""
+        if mark:
+            trace.answer = f"{trace.answer.strip()}{mark} "
+        return mark, mark and f"{trace.prompt} {trace.answer.rstrip()}"
 
     @staticmethod
     def _grow_answer(trace: Trace, chunk: Any) -> str:
