@@ -22,14 +22,16 @@ ROOT = Path(__file__).resolve().parent.parent
 TUTORIAL = ROOT / "docs" / "tutorial.md"
 QUESTIONS = ROOT / "docs" / "examples" / "kelderwick-questions.jsonl"
 KCARD = [sys.executable, "-m", "kcard_core"]
-# asks every question with one card, in one process (20 `kcard ask` runs would load the models 20 times)
+# asks every question with one card, in one process (20 `kcard ask` runs would load the models 20 times),
+# and prints the questions answered wrong
 ASK_ALL = """
 import json, sys
 from kcard_core.chains import build_chain
 from kcard_core.evaluation.metrics import contains_answer
 chain = build_chain("bottom-up", cards=[sys.argv[1]])
 items = [json.loads(line) for line in open(sys.argv[2])]
-print(sum(contains_answer(chain.invoke(i["question"])["answer"], [i["answer"]]) > 0 for i in items))
+wrong = [i["question"] for i in items if not contains_answer(chain.invoke(i["question"])["answer"], [i["answer"]])]
+print(json.dumps(wrong))
 """
 
 
@@ -56,8 +58,8 @@ def run(tmp_path):
     return run
 
 
-def right_answers(run, card: str) -> int:
-    return int(run([sys.executable, "-c", ASK_ALL, card, str(QUESTIONS)]).stdout.split()[-1])
+def missed(run, card: str) -> list[str]:
+    return json.loads(run([sys.executable, "-c", ASK_ALL, card, str(QUESTIONS)]).stdout.splitlines()[-1])
 
 
 def test_the_tutorial_commands_are_the_ones_tested():
@@ -77,7 +79,10 @@ def test_a_retrieval_card_from_the_tutorial_text(run, tmp_path):
     assert "harbour town" in listed["kelderwick"]["description"]
     answered = run(ask)
     assert "Ada Morrane" in answered.stdout and "kcard: card" not in answered.stderr
-    assert right_answers(run, "kelderwick") >= 19  # 20 measured (benchmarks/results/own-card.md); 19 is the goal
+    wrong = missed(run, "kelderwick")
+    assert len(wrong) <= 1, wrong  # 20 of 20 right measured (benchmarks/results/own-card.md); 19 is the goal
+    # "Kelderwick's school", which only repeats the question, goes on as the passage does: "…, the Morrane Academy"
+    assert "What is the name of Kelderwick's school?" not in wrong
 
 
 def test_an_lm_card_from_the_tutorial_text(run, tmp_path):
@@ -91,4 +96,5 @@ def test_an_lm_card_from_the_tutorial_text(run, tmp_path):
     run(install)
     answered = run(ask)
     assert "kelderwick-lm#1" in answered.stdout and "kcard: card" not in answered.stderr
-    assert right_answers(run, "kelderwick-lm") >= 17  # 18 measured (benchmarks/results/own-card.md), the goal
+    wrong = missed(run, "kelderwick-lm")
+    assert len(wrong) <= 3, wrong  # 18 of 20 right measured (benchmarks/results/own-card.md), the goal
