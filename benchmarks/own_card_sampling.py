@@ -24,8 +24,10 @@ from own_card import CORPORA, questions
 from kcard_core.cards import Card
 from kcard_core.chains import build_chain
 from kcard_core.evaluation.metrics import contains_answer
+from kcard_core.models import DEFAULT_MODEL
 from kcard_core.plugins import get_registry
 
+CARDS = "own_card.py --kind lm --keep DIR: kcard train at its defaults (seed 0), one per corpus"
 VARIANTS = [(1, 0.1, 0), (1, 0.7, 0), (1, 0.7, 1)] + [(n1, 0.7, seed) for n1 in (3, 5) for seed in (0, 1, 2)]
 
 
@@ -49,7 +51,7 @@ def main() -> None:
                          "right_with_card": 20 - len(missed), "missed": missed,
                          "seconds_per_question": round((time.perf_counter() - started) / 20, 2)})
             print(rows[-1], flush=True)
-    write_result("own-card-sampling", {"rows": rows}, report(rows))
+    write_result("own-card-sampling", {"base_llm": DEFAULT_MODEL, "cards": CARDS, "rows": rows}, report(rows))
 
 
 def report(rows: list[dict]) -> str:
