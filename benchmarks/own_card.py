@@ -18,6 +18,7 @@ a child process (`kcard train`) so that its wall time and peak memory are its ow
 
     python benchmarks/own_card.py                       # every corpus, every kind
     python benchmarks/own_card.py --corpus kelderwick --kind lm --train-option=--epochs=4 --keep cards/
+    python benchmarks/own_card.py --kind lm --reuse cards/   # the kept LM cards asked again, not trained
 """
 
 from __future__ import annotations
@@ -156,7 +157,8 @@ of the question all the same); "chose the card" = questions it gave to this corp
 {chr(10).join(lines)}
 
 Rows: `own-card.json` (seconds per question, top-down's choices, and each wrong answer with the
-knowledge the reader was given).
+knowledge the reader was given; rows with `reused_card` were asked again, after a change to the
+selectors, with the LM card their training run kept: `--reuse`, training figures as recorded).
 Reproduce: `python benchmarks/own_card.py` (`--corpus` and `--kind` re-run single rows; the others
 are kept from earlier runs).
 """
@@ -169,6 +171,8 @@ def main() -> None:
     parser.add_argument("--train-option", action="append", default=[], help="passed to kcard train")
     parser.add_argument("--dry", action="store_true", help="print rows, do not record them")
     parser.add_argument("--keep", type=Path, help="build the cards here and keep them (default: a temporary folder)")
+    parser.add_argument("--reuse", type=Path, help="ask the LM cards an earlier --keep run trained here again "
+                                                   "(their recorded training figures stay)")
     args = parser.parse_args()
     path = HERE / "results" / "own-card.json"
     rows = json.loads(path.read_text())["rows"] if path.exists() else []
@@ -178,7 +182,13 @@ def main() -> None:
             with contextlib.nullcontext(keep) if keep else tempfile.TemporaryDirectory() as folder:
                 work = Path(folder)
                 work.mkdir(parents=True, exist_ok=True)
-                card, stats = (None, {}) if kind == "vanilla" else build(corpus, kind, work, args.train_option)
+                if kind == "lm" and args.reuse:  # the card an earlier --keep run trained, asked again
+                    card = Card.from_manifest(next((args.reuse / f"{corpus}-lm").glob("kcard-card-*/*/card.toml")))
+                    recorded = next(r for r in rows if (r["corpus"], r["kind"]) == (corpus, kind))
+                    stats = {key: value for key, value in recorded.items() if key.startswith(("train", "recall"))}
+                    stats["reused_card"] = True
+                else:
+                    card, stats = (None, {}) if kind == "vanilla" else build(corpus, kind, work, args.train_option)
                 row = {"corpus": corpus, "kind": kind, "questions": 20, **stats, **ask_all(corpus, card)}
             print(json.dumps(row), flush=True)
             if not args.dry:

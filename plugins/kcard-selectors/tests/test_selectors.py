@@ -61,6 +61,13 @@ def test_relevance_keeps_the_on_topic_document():
     assert kept[0].metadata["scores"]["relevance"] > 0.5
 
 
+def test_relevance_drops_a_document_far_below_the_best_even_within_n2():
+    off = "girl: Graph Information Retrieval Language. A language for handling directed graphs."
+    kept = RelevanceSelector(top_n=5).compress_documents(docs(off, ON_TOPIC), QUESTION)
+    assert [d.page_content for d in kept] == [ON_TOPIC]
+    assert len(RelevanceSelector(top_n=5, floor=0).compress_documents(docs(off, ON_TOPIC), QUESTION)) == 2
+
+
 def test_pruning_keeps_the_closest_sentences_within_budget():
     text = OFF_TOPIC + " " + ON_TOPIC + " The Seine flows into the English Channel at Le Havre."
     pruned = PruningSelector(max_tokens=12).compress_documents(docs(text), QUESTION)[0]
