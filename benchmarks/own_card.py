@@ -83,6 +83,11 @@ def build(corpus: str, kind: str, work: Path, train_options: list[str]) -> tuple
     return Card.from_manifest(package / f"kcard_card_{corpus}" / "card.toml"), stats
 
 
+def kept_lm_card(folder: Path, corpus: str) -> Card:
+    """The LM card that a `--keep folder` run built for ``corpus``."""
+    return Card.from_manifest(folder / f"{corpus}-lm" / f"kcard-card-{corpus}" / f"kcard_card_{corpus}" / "card.toml")
+
+
 def ask_all(corpus: str, card: Card | None) -> dict:
     registry = get_registry()
     if card is not None:
@@ -183,7 +188,7 @@ def main() -> None:
                 work = Path(folder)
                 work.mkdir(parents=True, exist_ok=True)
                 if kind == "lm" and args.reuse:  # the card an earlier --keep run trained, asked again
-                    card = Card.from_manifest(next((args.reuse / f"{corpus}-lm").glob("kcard-card-*/*/card.toml")))
+                    card = kept_lm_card(args.reuse, corpus)
                     recorded = next(r for r in rows if (r["corpus"], r["kind"]) == (corpus, kind))
                     stats = {key: value for key, value in recorded.items() if key.startswith(("train", "recall"))}
                     stats["reused_card"] = True

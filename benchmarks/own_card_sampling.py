@@ -19,9 +19,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from common import write_result
-from own_card import CORPORA, questions
+from own_card import CORPORA, kept_lm_card, questions
 
-from kcard_core.cards import Card
 from kcard_core.chains import build_chain
 from kcard_core.evaluation.metrics import contains_answer
 from kcard_core.models import DEFAULT_MODEL
@@ -37,7 +36,7 @@ def main() -> None:
     args = parser.parse_args()
     registry, rows = get_registry(), []
     for corpus in CORPORA:
-        card = Card.from_manifest(next((args.cards / f"{corpus}-lm").glob("kcard-card-*/kcard_card_*/card.toml")))
+        card = kept_lm_card(args.cards, corpus)
         for n1, temperature, seed in VARIANTS:
             generation = replace(card.manifest.generation, temperature=temperature)
             registry.cards[corpus] = card.__class__(replace(card.manifest, generation=generation), card.backend)

@@ -32,8 +32,8 @@ class RelevanceSelector(Selector):
 
     def choose(self, scored: list[Document]) -> list[Document]:
         ranked = sorted(scored, key=lambda doc: -doc.metadata["scores"][self.name])[: self.top_n]
-        best = ranked[0].metadata["scores"][self.name] if ranked else 0.0
-        return [doc for doc in ranked if doc.metadata["scores"][self.name] >= self.floor * best]
+        floor = self.floor * ranked[0].metadata["scores"][self.name] if ranked else 0.0
+        return ranked[:1] + [doc for doc in ranked[1:] if doc.metadata["scores"][self.name] >= floor]  # the best stays
 
     def similarities(self, query: str, texts: Sequence[str]) -> list[float]:
         """The same encoder, for matching a stated need to card descriptions (top-down AUTO)."""
