@@ -55,6 +55,7 @@ def test_generate_returns_documents_with_metadata(tmp_path):
     assert docs[1].metadata["generation"] == {"n": 2, "max_tokens": 64, "temperature": 0.1, "seed": 8}
     assert backend.calls[0][1] == "About: Who built Rome?"
     assert card.as_runnable().invoke("Rome")[0].page_content.startswith("history knows fact 0")
+    assert len(card.generate("Who built Rome?")) == 1  # a manifest that sets no [generation] n: one document
 
 
 def test_card_without_backend_says_what_to_install(tmp_path):

@@ -253,7 +253,7 @@ def write_manifest(out_dir: Path, name: str, description: str, artifacts: dict[s
         text += _toml_table(f"artifacts.{role}", fields)
     # a memorised card writes its passage back word for word, repeating the question's names: no penalty
     penalty = 1.0 if training["recipe"].get("cues") else 1.15
-    text += _toml_table("generation", {"n": 3, "max_tokens": 64, "temperature": 0.1, "repeat_penalty": penalty})
+    text += _toml_table("generation", {"max_tokens": 64, "temperature": 0.1, "repeat_penalty": penalty})
     text += _toml_table("training", {key: value for key, value in training.items() if not isinstance(value, dict)})
     for key, value in training.items():
         if isinstance(value, dict):
