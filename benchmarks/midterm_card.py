@@ -1,6 +1,6 @@
 """How often the midterm cards' documents name the right winner, on MidtermQA's 505 open-book questions.
 
-Each card writes its documents for every question with its own defaults (n1 = 3, temperature 0.1);
+Each card writes DOCUMENTS (3) documents for every question at its manifest's temperature (0.1);
 a document is right when it contains the winner's full name as MidtermQA spells it, and also names
 the loser when it contains the opponent's. Compared: the trained LM card `midterm2022` (SmolLM2-135M
 + LoRA) and the retrieval card `midterm2022-news` (BM25 over the same reports), and the untrained
@@ -21,6 +21,8 @@ from common import SHARED_DATA, write_result
 from kcard_card_midterm2022.corpus import races
 from kcard_core.plugins import load_registry
 
+DOCUMENTS = 3  # per question
+
 
 def base_model_card(card):
     """The same card without its adapter: what the base model writes from the same prompt."""
@@ -36,7 +38,7 @@ def measure(card, items, losers) -> dict:
     started = time.perf_counter()
     examples = []
     for item in items:
-        texts = [doc.page_content for doc in card.generate(item["question"])]
+        texts = [doc.page_content for doc in card.generate(item["question"], DOCUMENTS)]
         hits = [item["answer"] in text for text in texts]
         right += sum(hits)
         any_right += any(hits)
@@ -71,7 +73,7 @@ def main() -> None:
     report = f"""# Midterm cards: do their documents name the right winner?
 
 MidtermQA open book, {len(items)} questions ("Who won the R in the 2022 U.S. midterm elections?"),
-each card's own defaults (3 documents per question, temperature 0.1, seed 0), backend {args.backend}.
+{DOCUMENTS} documents per question from each card (its manifest's temperature, 0.1; seed 0), backend {args.backend}.
 A document counts as right when it contains the winner's full name. The base model without the
 adapter is measured on the first {min(args.base_limit, len(items))} questions only (it knows none of these races).
 

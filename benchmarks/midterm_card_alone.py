@@ -1,9 +1,10 @@
 """The midterm LM card on its own, behind two base LLMs: what reaches the answer of what it knows.
 
 `benchmarks/midterm_card.py` shows the card's documents name the winner; this measures the answers
-when only that card feeds bottom-up (selectors on, n1 = 3), against the same base LLM alone, on the
-first --limit questions of each MidtermQA setting. Base LLMs: SmolLM2-135M-Instruct (kcard's
-default) and Gemma 3 270M (base). Card documents are not cached, so timings include writing them.
+when only that card feeds bottom-up (selectors on, kcard's default n1; the recorded run had
+n1 = 3), against the same base LLM alone, on the first --limit questions of each MidtermQA
+setting. Base LLMs: SmolLM2-135M-Instruct (kcard's default) and Gemma 3 270M (base). Card
+documents are not cached, so timings include writing them.
 
     python benchmarks/midterm_card_alone.py [--limit 30]
 """
@@ -14,6 +15,7 @@ import argparse
 
 from common import write_result
 
+from kcard_core import defaults
 from kcard_core.evaluation.datasets import load_dataset
 from kcard_core.evaluation.run import chain_for, evaluate
 
@@ -42,7 +44,7 @@ def main() -> None:
     report = f"""# The midterm LM card on its own
 
 First {args.limit} questions of each MidtermQA setting; only the `midterm2022` card (SmolLM2-135M +
-LoRA, llama.cpp) feeds bottom-up (relevance, pruning, factuality selectors; n1 = 3), against the
+LoRA, llama.cpp) feeds bottom-up (relevance, pruning, factuality selectors; n1 = {defaults.N1}), against the
 same base LLM with no knowledge (the data set's 5 demos). Cells: open-book EM / choice accuracy
 (wall seconds per question, 2 CPU cores, card documents written afresh).
 

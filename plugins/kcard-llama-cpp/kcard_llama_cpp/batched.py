@@ -62,9 +62,24 @@ class BatchDecoder:
         self.ctx = llama_cpp.llama_init_from_model(llama.model, params)
         if not self.ctx:
             raise RuntimeError("llama.cpp could not make a batch context")
+        self._apply_adapter()
         self.vocab = llama_cpp.llama_model_get_vocab(llama.model)
         self.batch = llama_cpp.llama_batch_init(n_ctx, 0, max_sequences)
         self._formatter: Any = None
+
+    def _apply_adapter(self) -> None:
+        """llama.cpp applies a LoRA adapter to a context, not to the weights: this context needs the
+        loaded model's adapter too, or a LoRA card's batched samples come from its base model."""
+        import llama_cpp
+
+        if not self.llama.lora_path:
+            return
+        adapter = getattr(self.llama, "_lora_adapter", None)  # llama-cpp-python keeps the one it loaded here
+        if adapter is None:
+            raise RuntimeError(f"llama-cpp-python did not keep the LoRA adapter {self.llama.lora_path}")
+        adapters = (llama_cpp.llama_adapter_lora_p_ctypes * 1)(adapter)
+        if llama_cpp.llama_set_adapters_lora(self.ctx, adapters, 1, (ctypes.c_float * 1)(self.llama.lora_scale)):
+            raise RuntimeError(f"llama.cpp could not apply the LoRA adapter {self.llama.lora_path} to a batch")
 
     def close(self) -> None:
         import llama_cpp
