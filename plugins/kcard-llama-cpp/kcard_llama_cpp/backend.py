@@ -6,6 +6,7 @@ import atexit
 import importlib.util
 import math
 import os
+import sys
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -27,10 +28,38 @@ MAX_MODELS = int(os.environ.get("KCARD_MAX_MODELS", "4"))
 COMPUTE_LOCK = threading.Lock()
 
 
+_log_callback = None  # kept: llama.cpp calls it for as long as the process runs
+
+
+def _log_errors_only() -> None:
+    """llama.cpp's errors on stderr and nothing else. llama-cpp-python 0.3's own log callback reads
+    ggml's levels in an older numbering: it hides the errors and prints warnings as if they were
+    errors (Gemma 3's "using full-size SWA cache" on every load, under every answer)."""
+    global _log_callback
+    if _log_callback is not None:
+        return
+    import ctypes
+
+    import llama_cpp
+    import llama_cpp.llama  # noqa: F401 - installs llama-cpp-python's callback, which this one replaces
+
+    error, cont, last = 4, 5, [0]  # ggml_log_level: ... WARN 3, ERROR 4, CONT 5 (continues the line before)
+
+    @llama_cpp.llama_log_callback
+    def callback(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
+        last[0] = last[0] if level == cont else level
+        if last[0] == error:
+            print(text.decode("utf-8", "replace"), end="", flush=True, file=sys.stderr)
+
+    _log_callback = callback
+    llama_cpp.llama_log_set(callback, ctypes.c_void_p(0))
+
+
 class LoadedModel:
     def __init__(self, path: Path, adapter: Path | None, n_ctx: int, n_threads: int):
         from llama_cpp import Llama, StoppingCriteriaList
 
+        _log_errors_only()
         self.llama = Llama(model_path=str(path), lora_path=str(adapter) if adapter else None, n_ctx=n_ctx,
                            n_threads=n_threads, verbose=False)
         self.lock = COMPUTE_LOCK

@@ -1,6 +1,8 @@
 """The llama.cpp backend on the real default models (SmolLM2-135M-Instruct; Gemma 3 270M base)."""
 
 import math
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -67,3 +69,15 @@ def test_least_recently_used_model_is_freed_beyond_the_cap(smollm, monkeypatch):
     second = llama_backend.load(smollm, n_ctx=512)  # other settings: another model
     assert len(llama_backend._models) == 1 and list(llama_backend._models)[0][2] == 512  # n_ctx of the second
     assert first is not second and llama_backend.load(smollm, n_ctx=512) is second
+
+
+def test_loading_gemma_prints_no_llama_cpp_warning():
+    """llama.cpp's warnings stay off stderr (llama-cpp-python's callback printed Gemma 3's SWA cache
+    note as an error under every answer); its errors still show."""
+    script = ("from kcard_core.models import resolve_model\n"
+              "from kcard_llama_cpp import backend\n"
+              "backend.load(resolve_model('gemma-3-270m')[1])\n"
+              "backend._log_callback(4, b'an error\\n', None)\n"
+              "backend._log_callback(3, b'a warning\\n', None)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stderr == "an error\n", done.stderr
