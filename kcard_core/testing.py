@@ -81,6 +81,22 @@ class BackendTests:
         assert "".join(llm.stream(prompt, stop=["\n"])) == whole
         assert len(llm.batch([prompt, "Q: What colour is grass?\nA:"], config={"max_concurrency": 2})) == 2
 
+    def test_an_adapter_shapes_every_sample(self, backend):
+        """A LoRA card's documents come from base model and adapter whether it writes one or several
+        (llama.cpp applies an adapter per context: a batch context once lacked it). Runs on the
+        midterm2022 card (SmolLM2 + LoRA) where it is installed."""
+        from kcard_core.plugins import load_registry
+
+        if not backend.adapter_role:
+            pytest.skip("this backend applies no adapters")
+        card = load_registry(only=["kcard-card-midterm2022"]).cards.get("midterm2022")
+        if card is None:
+            pytest.skip("kcard-card-midterm2022 is not installed")
+        card = card.with_backend(backend)
+        question = "Who won the senate race of Georgia in the 2022 U.S. midterm elections?"
+        texts = [doc.page_content for n in (1, 3) for doc in card.generate(question, n)]
+        assert len(texts) == 4 and all("Raphael Warnock" in text for text in texts), texts
+
 
 class CardTests:
     """What every card must do; override ``card`` (a registered Card) and optionally ``backend``."""

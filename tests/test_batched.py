@@ -89,15 +89,3 @@ def test_transformers_generates_requests_made_together_in_one_call(model, monkey
     assert sum(sizes) == len(PROMPTS) and len(sizes) < len(PROMPTS), sizes  # prompts shared generate calls
     assert all(len(texts) == 2 and all(texts) for texts in results.values()), results
 
-
-def test_a_lora_cards_samples_decoded_together_come_from_its_adapter(runs):
-    """llama.cpp applies a LoRA adapter per context: the batch context must apply it too (it did not,
-    and the midterm card's batched samples were its base model's guesses)."""
-    from kcard_core.plugins import load_registry
-
-    card = load_registry(only=["kcard-card-midterm2022"]).card("midterm2022").with_backend(LlamaCppBackend())
-    question = "Who won the senate race of Georgia in the 2022 U.S. midterm elections?"
-    alone = card.generate(question, 1)[0].page_content
-    together = [doc.page_content for doc in card.generate(question, 3)]
-    assert runs == [1] and "Raphael Warnock" in alone, (runs, alone)
-    assert all("Raphael Warnock" in text for text in together), together
