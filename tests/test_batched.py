@@ -88,4 +88,3 @@ def test_transformers_generates_requests_made_together_in_one_call(model, monkey
         thread.join()
     assert sum(sizes) == len(PROMPTS) and len(sizes) < len(PROMPTS), sizes  # prompts shared generate calls
     assert all(len(texts) == 2 and all(texts) for texts in results.values()), results
-
