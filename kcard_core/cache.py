@@ -15,6 +15,11 @@ from typing import Any
 from kcard_core.config import cache_dir, write_atomically
 
 
+# Part of every key: raised when what a backend writes for the same key changes, so that older
+# entries are not read (2: llama.cpp's batches had written LoRA cards' samples without the adapter).
+VERSION = 2
+
+
 class GenerationCache:
     def __init__(self, root: Path | None = None):
         self.root = root or cache_dir() / "generations"
@@ -22,7 +27,8 @@ class GenerationCache:
 
     @staticmethod
     def key(**parts: Any) -> str:
-        return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+        return hashlib.sha256(json.dumps({**parts, "cache_version": VERSION}, sort_keys=True,
+                                         default=str).encode()).hexdigest()
 
     def _path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json"

@@ -22,6 +22,15 @@ def test_seeded_generations_are_cached_unseeded_are_not(tmp_path):
     assert len(backend.calls) == 4
 
 
+def test_entries_of_an_older_cache_version_are_not_read(monkeypatch):
+    from kcard_core import cache
+
+    monkeypatch.setattr(cache, "VERSION", cache.VERSION - 1)
+    GenerationCache().put(GenerationCache.key(a=1), ["written before a fix"])
+    monkeypatch.undo()
+    assert GenerationCache().get(GenerationCache.key(a=1)) is None
+
+
 def test_cache_clear_command(tmp_path):
     GenerationCache().put(GenerationCache.key(a=1), ["x"])
     result = CliRunner().invoke(cli, ["cache", "clear"])
