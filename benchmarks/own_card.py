@@ -4,8 +4,9 @@ For each small corpus in docs/examples (kelderwick.txt: fifteen paragraphs about
 the development set; halvard.txt: twenty one-line facts about a fictional observatory, written
 after the first recipe was chosen, whose misses then shaped the cues; ostrel.txt: fourteen
 paragraphs about a fictional botanic garden, written before that change and held out from it;
-tarnby.txt: fourteen paragraphs about a fictional abbey, written to choose the cues' length) and
-the questions beside it (NAME-questions.jsonl):
+tarnby.txt: fourteen paragraphs about a fictional abbey, written to choose the cues' length;
+brackenmoor.txt: fourteen paragraphs about a fictional railway, written last and run only at the
+defaults) and the questions beside it (NAME-questions.jsonl):
 
 - retrieval: `kcard new card NAME --corpus FILE` (BM25 over the text);
 - lm: `kcard train FILE` at its defaults (the "memorise" preset over SmolLM2-135M-Instruct), then
@@ -46,11 +47,12 @@ from kcard_core.scaffold import render_card
 from kcard_core.text import read_corpus
 
 EXAMPLES = HERE.parent / "docs" / "examples"
-CORPORA = ("kelderwick", "halvard", "ostrel", "tarnby")
+CORPORA = ("kelderwick", "halvard", "ostrel", "tarnby", "brackenmoor")
 DESCRIPTIONS = {"kelderwick": "the harbour town of Kelderwick: its history, people and customs",
                 "halvard": "the Halvard Observatory on Mount Ceril: its history, instruments and people",
                 "ostrel": "the Ostrel Botanic Garden in Caddon: its history, plants, buildings and people",
-                "tarnby": "Tarnby Abbey near Selbridge: its history, buildings, monks and ruins"}
+                "tarnby": "Tarnby Abbey near Selbridge: its history, buildings, monks and ruins",
+                "brackenmoor": "the Brackenmoor Railway from Hallowsea to Dunric: its history, engines and people"}
 SETUPS = {"right_with_card": "bottom-up", "right_bottom_up": "bottom-up", "right_top_down_auto": "top-down-auto"}
 
 
