@@ -157,7 +157,8 @@ chosen on it); halvard was written afterwards and its LM card's misses shaped th
 a word only its passage has; "when" only where a year is left out); ostrel was written before that
 change and is held out from all of it; tarnby was written later still, to compare variants of the
 LM recipe beside kelderwick (none measured better: `own-card-probes.jsonl`, docs/benchmarks.md),
-and nothing was changed for it. Top-down: "said No" = questions whose "Do you need more
+and nothing was changed for it; brackenmoor was written last, committed before any run on it, and
+run once at the defaults. Top-down: "said No" = questions whose "Do you need more
 information?" the base LLM answered No (top-down-auto asks the card whose text alone holds a word
 of the question all the same); "chose the card" = questions it gave to this corpus's card.
 
