@@ -186,17 +186,19 @@ def main() -> None:
     rows = json.loads(path.read_text())["rows"] if path.exists() else []
     for corpus in args.corpus or CORPORA:
         for kind in args.kind or ["retrieval", "lm", "vanilla"]:
-            keep = args.keep / f"{corpus}-{kind}" if args.keep else None
-            with contextlib.nullcontext(keep) if keep else tempfile.TemporaryDirectory() as folder:
-                work = Path(folder)
-                work.mkdir(parents=True, exist_ok=True)
-                if kind == "lm" and args.reuse:  # the card an earlier --keep run trained, asked again
-                    card = kept_lm_card(args.reuse, corpus)
+            with contextlib.ExitStack() as stack:  # a temporary folder lives until the card is asked
+                if kind == "vanilla":
+                    card, stats = None, {}
+                elif kind == "lm" and args.reuse:  # the card an earlier --keep run trained, asked again
                     recorded = next(r for r in rows if (r["corpus"], r["kind"]) == (corpus, kind))
                     stats = {key: value for key, value in recorded.items() if key.startswith(("train", "recall"))}
                     stats["reused_card"] = True
+                    card = kept_lm_card(args.reuse, corpus)
                 else:
-                    card, stats = (None, {}) if kind == "vanilla" else build(corpus, kind, work, args.train_option)
+                    work = (args.keep / f"{corpus}-{kind}" if args.keep
+                            else Path(stack.enter_context(tempfile.TemporaryDirectory())))
+                    work.mkdir(parents=True, exist_ok=True)
+                    card, stats = build(corpus, kind, work, args.train_option)
                 row = {"corpus": corpus, "kind": kind, "questions": 20, **stats, **ask_all(corpus, card)}
             print(json.dumps(row), flush=True)
             if not args.dry:
