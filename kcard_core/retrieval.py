@@ -129,14 +129,22 @@ def index_for(corpora: dict[str, Callable[[], list[str]]]) -> BM25 | None:
     """One index over the sentences of all registered corpora, built on first use (None if none).
 
     Sentences, not passages: a short claim compared with a long passage scores low even when the
-    passage states it.
+    passage states it. Each sentence comes with the one before it: "It opened in 1868 to carry
+    slate." names nothing a question about the Brackenmoor Railway asks, so alone it was never found
+    for one, and a card that wrote it right went unsupported.
     """
     key = tuple(sorted(corpora))
     if not key:
         return None
     if key not in _indexes:
-        _indexes[key] = BM25([part for name in key for text in _texts(name, corpora[name]) for part in sentences(text)])
+        _indexes[key] = BM25([part for name in key for text in _texts(name, corpora[name]) for part in windows(text)])
     return _indexes[key]
+
+
+def windows(text: str) -> list[str]:
+    """Each sentence of ``text``, after the one before it (the first alone)."""
+    found = sentences(text)
+    return [" ".join(found[max(0, i - 1): i + 1]) for i in range(len(found))]
 
 
 def _texts(name: str, load: Callable[[], list[str]]) -> list[str]:

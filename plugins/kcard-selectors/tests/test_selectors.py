@@ -85,6 +85,17 @@ def test_factuality_scores_against_registered_evidence():
     assert true > false and scored[0].metadata["factuality"]["evidence"] == "Paris is the capital of France."
 
 
+def test_an_evidence_sentence_keeps_the_one_before_it():
+    # "It opened in 1868" holds no word of the question: alone, BM25 never found it for one
+    evidence = {"rail": lambda: ["The Brackenmoor Railway runs from Hallowsea to Dunric. It opened in 1868."]}
+    scored = FactualitySelector(top_n=1, evidence=evidence).score_documents(
+        docs("The railway was opened in 1868.", "The railway was opened in 1902."),
+        "In which year did the Brackenmoor Railway open?")
+    right, wrong = (d.metadata["scores"]["factuality"] for d in scored)
+    assert right > 0.5 and wrong == 0
+    assert scored[0].metadata["factuality"]["evidence"].endswith("It opened in 1868.")
+
+
 def test_other_lm_cards_do_not_vouch_for_each_other_but_quoted_passages_are_evidence():
     invention, truth = "Lyon is the capital of France.", "Paris is the capital of France."
     scored = FactualitySelector(top_n=2).score_documents(
