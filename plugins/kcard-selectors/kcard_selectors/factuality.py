@@ -137,9 +137,11 @@ class FactualitySelector(Selector):
             if doc.metadata.get("source") in QUOTED:
                 parts["fact_check"], details["evidence"] = 1.0, "quoted from the card's corpus"
             elif evidence:
-                # the best-supported sentence counts: a right report followed by another race's is right
-                support, details["evidence"] = max((weight * self.support(claim, text, query), text[:160])
-                                                   for claim in claims for text, weight in evidence)
+                # the best-supported sentence counts: a right report followed by another race's is right;
+                # on a tie (none supports it, say) the evidence BM25 ranked first is the one shown
+                support, details["evidence"] = max(((weight * self.support(claim, text, query), text[:160])
+                                                    for claim in claims for text, weight in evidence),
+                                                   key=lambda pair: pair[0])
                 parts["fact_check"] = support
             score = sum(parts.values()) / len(parts) if parts else 0.5
             scored.append(self.record(doc, score, **{key: round(value, 4) for key, value in parts.items()},

@@ -94,6 +94,8 @@ def test_an_evidence_sentence_keeps_the_one_before_it():
     right, wrong = (d.metadata["scores"]["factuality"] for d in scored)
     assert right > 0.5 and wrong == 0
     assert scored[0].metadata["factuality"]["evidence"].endswith("It opened in 1868.")
+    # nothing supports 1902: the trace shows the evidence BM25 ranked first (not the alphabetically last)
+    assert scored[1].metadata["factuality"]["evidence"] == "The Brackenmoor Railway runs from Hallowsea to Dunric."
 
 
 def test_other_lm_cards_do_not_vouch_for_each_other_but_quoted_passages_are_evidence():
