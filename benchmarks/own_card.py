@@ -5,8 +5,9 @@ the development set; halvard.txt: twenty one-line facts about a fictional observ
 after the first recipe was chosen, whose misses then shaped the cues; ostrel.txt: fourteen
 paragraphs about a fictional botanic garden, written before that change and held out from it;
 tarnby.txt: fourteen paragraphs about a fictional abbey, written to choose the cues' length;
-brackenmoor.txt: fourteen paragraphs about a fictional railway, written last and run only at the
-defaults) and the questions beside it (NAME-questions.jsonl):
+brackenmoor.txt: fourteen paragraphs about a fictional railway, run only at the defaults;
+wrenhold.txt: fourteen paragraphs about a fictional observatory, written before the answer step
+checked an answer's type and held out from it) and the questions beside it (NAME-questions.jsonl):
 
 - retrieval: `kcard new card NAME --corpus FILE` (BM25 over the text);
 - lm: `kcard train FILE` at its defaults (the "memorise" preset over SmolLM2-135M-Instruct), then
@@ -35,8 +36,9 @@ import time
 import tomllib
 from pathlib import Path
 
-from common import HERE, write_result
+from langchain_core.documents import Document
 
+from common import HERE, write_result
 from kcard_core import defaults
 from kcard_core.cards import Card
 from kcard_core.chains import build_chain
@@ -45,14 +47,16 @@ from kcard_core.evaluation.metrics import contains_answer
 from kcard_core.plugins import get_registry
 from kcard_core.scaffold import render_card
 from kcard_core.text import read_corpus
+from kcard_core.trace import Trace
 
 EXAMPLES = HERE.parent / "docs" / "examples"
-CORPORA = ("kelderwick", "halvard", "ostrel", "tarnby", "brackenmoor")
+CORPORA = ("kelderwick", "halvard", "ostrel", "tarnby", "brackenmoor", "wrenhold")
 DESCRIPTIONS = {"kelderwick": "the harbour town of Kelderwick: its history, people and customs",
                 "halvard": "the Halvard Observatory on Mount Ceril: its history, instruments and people",
                 "ostrel": "the Ostrel Botanic Garden in Caddon: its history, plants, buildings and people",
                 "tarnby": "Tarnby Abbey near Selbridge: its history, buildings, monks and ruins",
-                "brackenmoor": "the Brackenmoor Railway from Hallowsea to Dunric: its history, engines and people"}
+                "brackenmoor": "the Brackenmoor Railway from Hallowsea to Dunric: its history, engines and people",
+                "wrenhold": "the Wrenhold Observatory on Scarrow Fell: its history, telescope and people"}
 SETUPS = {"right_with_card": "bottom-up", "right_bottom_up": "bottom-up", "right_top_down_auto": "top-down-auto"}
 
 
@@ -119,23 +123,31 @@ def ask_all(corpus: str, card: Card | None) -> dict:
 
 def reader_given_passage(corpus: str) -> int:
     """What the reader makes of the text itself: questions the base LLM answers when handed, as
-    bottom-up would hand it, the corpus's paragraph that holds the answer (no card, no selector)."""
+    bottom-up would hand it, the corpus's paragraph that holds the answer (no card, no selector),
+    through the chains' answer step (its copy hint, and asking again where it applies)."""
     chain = build_chain("vanilla")
     passages = read_corpus(EXAMPLES / f"{corpus}.txt")
     right = 0
     for item in questions(corpus):
         passage = next(p for p in passages if item["answer"].lower() in p.lower())
-        hint = chain.copy_hint(item["question"], passage)  # as the chains read knowledge
-        answer = chain.ask(bottom_up_prompt(item["question"], [passage]), None, **hint)
-        right += contains_answer(answer, [item["answer"]]) > 0
+        right += contains_answer(read(chain, item["question"], passage), [item["answer"]]) > 0
     return right
+
+
+def read(chain, question: str, knowledge: str) -> str:
+    """The chain's answer to ``question`` with ``knowledge`` in bottom-up's prompt."""
+    trace, document = Trace(mode="reader", question=question), Document(knowledge, metadata={"id": "given"})
+    trace.add_documents([document])
+    trace.mark_used([document])
+    trace.prompt = bottom_up_prompt(question, [knowledge])
+    return chain.answer(question, trace, None)
 
 
 def report(rows: list[dict]) -> str:
     lines = ["| corpus | kind | recall | with --card | bottom-up | top-down-auto | vanilla | reader given the passage "
              "| train s | train peak MB | top-down: said No, chose the card |", "|---" * 11 + "|"]
     for r in rows:
-        lines.append(f"| {r['corpus']} | {r['kind']} | {r.get('recall', '–')} | {r.get('right_with_card', '–')} "
+        lines.append(f"| {r['corpus']}{'' if 'type_bias' in r else ' †'} | {r['kind']} | {r.get('recall', '–')} | {r.get('right_with_card', '–')} "
                      f"| {r.get('right_bottom_up', '–')} | {r.get('right_top_down_auto', '–')} "
                      f"| {r.get('right_vanilla', '–')} | {r.get('right_reader_given_passage', '–')} "
                      f"| {r.get('train_seconds', '–')} | {r.get('train_peak_rss_mb', '–')} "
@@ -157,12 +169,15 @@ chosen on it); halvard was written afterwards and its LM card's misses shaped th
 a word only its passage has; "when" only where a year is left out); ostrel was written before that
 change and is held out from all of it; tarnby was written later still, to compare variants of the
 LM recipe beside kelderwick (none measured better: `own-card-probes.jsonl`, docs/benchmarks.md),
-and nothing was changed for it; brackenmoor was written last, committed before any run on it, and
-run once at the defaults. Top-down: "said No" = questions whose "Do you need more
+and nothing was changed for it; brackenmoor was committed before any run on it and run at the
+defaults; wrenhold was written last, committed before the answer step checked an answer's type
+(type_bias = {defaults.TYPE_BIAS}, chosen on the other five texts) and run once after it. Top-down: "said No" = questions whose "Do you need more
 information?" the base LLM answered No (top-down-auto asks the card whose text alone holds a word
 of the question all the same); "chose the card" = questions it gave to this corpus's card.
 
 {chr(10).join(lines)}
+
+† asked before the answer step checked an answer's type (not run again).
 
 Rows: `own-card.json` (seconds per question, top-down's choices, and each wrong answer with the
 knowledge the reader was given; rows with `reused_card` were asked again, after a change to the
@@ -199,14 +214,16 @@ def main() -> None:
                             else Path(stack.enter_context(tempfile.TemporaryDirectory())))
                     work.mkdir(parents=True, exist_ok=True)
                     card, stats = build(corpus, kind, work, args.train_option)
-                row = {"corpus": corpus, "kind": kind, "questions": 20, **stats, **ask_all(corpus, card)}
+                row = {"corpus": corpus, "kind": kind, "questions": 20, **stats, **ask_all(corpus, card),
+                       "type_bias": defaults.TYPE_BIAS}
             print(json.dumps(row), flush=True)
             if not args.dry:
                 rows = [r for r in rows if (r["corpus"], r["kind"]) != (corpus, kind)] + [row]
     rows.sort(key=lambda r: (CORPORA.index(r["corpus"]), r["kind"]))
     if not args.dry:
         write_result("own-card", {"rows": rows, "defaults": {"n1": defaults.N1, "n2": defaults.N2, "n3": defaults.N3,
-                                                             "judge": defaults.JUDGE, "copy_bias": defaults.COPY_BIAS}},
+                                                             "judge": defaults.JUDGE, "copy_bias": defaults.COPY_BIAS,
+                                                             "type_bias": defaults.TYPE_BIAS}},
                      report(rows))
 
 

@@ -6,6 +6,7 @@ import pytest
 from langchain_core.language_models.fake import FakeListLLM
 
 from conftest import FakeBackend, make_card
+from kcard_core import defaults
 from kcard_core.trace import CardError
 from kcard_core.chains import BottomUp, GenRead, TopDown, Vanilla
 from kcard_core.chains.top_down import match_card_name, parse_yes_no
@@ -182,6 +183,39 @@ def test_the_answer_step_favours_the_words_of_the_knowledge_that_the_question_la
     llm = Recording(responses=["Paris"], prompts=[], kwargs=[])  # any other LangChain model reads the prompt alone
     BottomUp(llm, [make_card(tmp_path, "geo", "geography", backend)], [], n1=1, examples=[]).invoke("Capital?")
     assert llm.kwargs == [{}]
+
+
+class Typed(Favoured):
+    """Answers "1187" unless asked to favour words with kcard's type bias; then the first of them."""
+
+    def generate(self, model, prompt, *, n, sampling, chat=False):
+        if prompt.endswith("Answer:"):
+            self.asked.append((sampling.favour, sampling.favour_bias))
+            return [sampling.favour[0] if sampling.favour_bias == defaults.TYPE_BIAS else "1187"]
+        return FakeBackend.generate(self, model, prompt, n=n, sampling=sampling, chat=chat)
+
+
+def test_an_answer_of_the_wrong_type_is_asked_again_favouring_the_spans_of_the_right_one(tmp_path):
+    backend = Typed()
+    card = make_card(tmp_path, "tarnby", "an abbey",
+                     Writes("The abbey church was finished in 1187. Its tower holds six bells."))
+    chain = BottomUp(backend.language_model(tmp_path / "base.gguf", Sampling(favour_bias=2.0)), [card], [], n1=1,
+                     examples=[])
+    backend.asked = []
+    result = chain.invoke("How many bells are in the tower?")
+    assert result["answer"] == "six"
+    assert backend.asked[1] == (("six",), defaults.TYPE_BIAS)
+    assert result["trace"].to_dict()["turns"][-1]["spans"] == ["six"]
+    # streamed, the checked answer comes in one piece, the same as invoked
+    assert [c["answer"] for c in chain.stream("How many bells are in the tower?") if "answer" in c] == ["six"]
+    # an answer of the right type stands; so does any answer to a question of no type
+    backend.asked = []
+    assert chain.invoke("In which year was the church finished?")["answer"] == "1187"
+    assert chain.invoke("What is the church called?")["answer"] == "1187" and len(backend.asked) == 2
+    # a LangChain model that takes no hint would say the same again: it is asked once
+    llm = Recording(responses=["1187"], prompts=[], kwargs=[])
+    assert BottomUp(llm, [card], [], n1=1, examples=[]).invoke("How many bells are in the tower?")["answer"] == "1187"
+    assert len(llm.prompts) == 1
 
 
 def test_top_down_exp_maps_the_named_source_to_a_card(cards):

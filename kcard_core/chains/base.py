@@ -11,6 +11,7 @@ from langchain_core.language_models import BaseLanguageModel
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langchain_core.runnables.config import patch_config, run_in_executor
 
+from kcard_core import answer_types, defaults
 from kcard_core.config import limit
 from kcard_core.errors import KcardError
 from kcard_core.llm import BackendLLM
@@ -97,27 +98,50 @@ class KnowledgeChain(KcardRunnable):
             trace.prompt = self.prepare(question, trace, config)
         return question, trace
 
-    def answering(self, question: str, trace: Trace) -> Generator[str, str, str]:
-        """The final answer to the prepared prompt, as steps: yields each prompt for the base LLM,
-        is sent its reply, returns the answer (``answer`` and ``aanswer`` drive it).
+    def answering(self, question: str, trace: Trace) -> Generator[tuple[str, dict], str, str]:
+        """The final answer to the prepared prompt, as steps: yields each prompt for the base LLM with
+        what to ask of it (the :meth:`copy_hint`), is sent its reply, returns the answer (``answer``
+        and ``aanswer`` drive it).
 
         A multiple-choice question ("… Options: A. X; B. Y.") is first answered open, the knowledge in
         sight but not the options, and the answer is matched to an option by name: small LLMs shown the
         options tend to pick the first whatever the knowledge says. Only an answer that names no
-        option is asked again with the options shown.
+        option is asked again with the options shown. An open answer that only repeats the question
+        goes on as the knowledge does (:func:`apposition`); one that names nothing of the type the
+        question asks for ("1187" for "How many bells …?") is asked again, favouring the knowledge's
+        spans of that type (:mod:`kcard_core.answer_types`).
         """
+        hint = self.copy_hint(question, trace.knowledge())
         stem, options = split_options(question)
         if options and one_line(question) in trace.prompt:  # wherever the prompt asks it, it asks the stem
-            reply = yield trace.prompt.replace(one_line(question), one_line(stem))
+            reply = yield trace.prompt.replace(one_line(question), one_line(stem)), hint
             key = named_option(reply, options)
             trace.turns.append(Turn("answered without the options, matched to one", reply, details={"option": key}))
             if key:
                 return f"{key}. {options[key]}"
-        reply = yield trace.prompt
-        if not options and (mark := self.repeated(question, reply, trace)):
-            more = yield f"{trace.prompt} {reply}{mark}"
+        reply = yield trace.prompt, hint
+        if options:
+            return reply
+        if mark := self.repeated(question, reply, trace):
+            more = yield f"{trace.prompt} {reply}{mark}", hint
             reply = f"{reply}{mark} {more}" if more else reply
+        if (spans := self.typed_spans(question, trace)) and not answer_types.of_type(reply, spans):
+            again = yield trace.prompt, {"favour": tuple(dict.fromkeys(WORD.findall(" ".join(spans)))),
+                                         "favour_bias": defaults.TYPE_BIAS}
+            kind = answer_types.answer_type(question)
+            trace.turns.append(Turn(f"the answer named no {kind} of the knowledge: asked again, favouring those it "
+                                    "names", reply,
+                                    details={"spans": spans, "asked again": again}))
+            reply = again if answer_types.of_type(again, spans) else reply
         return reply
+
+    def typed_spans(self, question: str, trace: Trace) -> list[str]:
+        """The knowledge's spans of the type the question asks for, where an answer of another type
+        will be asked again (:meth:`answering`): none for a multiple-choice question, and none for a
+        LangChain model that takes no hint (asked again, it would say the same)."""
+        if not isinstance(self.llm, BackendLLM) or split_options(question)[1]:
+            return []
+        return answer_types.typed_spans(question, trace.knowledge())
 
     @staticmethod
     def repeated(question: str, answer: str, trace: Trace) -> str:
@@ -130,20 +154,20 @@ class KnowledgeChain(KcardRunnable):
         return mark
 
     def answer(self, question: str, trace: Trace, config: RunnableConfig | None) -> str:
-        steps, hint = self.answering(question, trace), self.copy_hint(question, trace.knowledge())
-        prompt = next(steps)
+        steps = self.answering(question, trace)
+        prompt, hint = next(steps)
         try:
             while True:
-                prompt = steps.send(self.ask(prompt, config, **hint))
+                prompt, hint = steps.send(self.ask(prompt, config, **hint))
         except StopIteration as done:
             return done.value
 
     async def aanswer(self, question: str, trace: Trace, config: RunnableConfig | None) -> str:
-        steps, hint = self.answering(question, trace), self.copy_hint(question, trace.knowledge())
-        prompt = next(steps)
+        steps = self.answering(question, trace)
+        prompt, hint = next(steps)
         try:
             while True:
-                prompt = steps.send(await self.aask(prompt, config, **hint))
+                prompt, hint = steps.send(await self.aask(prompt, config, **hint))
         except StopIteration as done:
             return done.value
 
@@ -161,28 +185,27 @@ class KnowledgeChain(KcardRunnable):
         return {"question": question, "answer": trace.answer, "trace": trace}
 
     def stream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Iterator[dict]:
-        """Yields {"answer": chunk} as the base LLM writes, then {"trace": trace}. A multiple-choice
-        answer comes in one piece (it is matched to an option first)."""
+        """Yields {"answer": chunk} as the base LLM writes, then {"trace": trace}. An answer that may be
+        replaced comes in one piece: a multiple-choice one (it is matched to an option first) and
+        one whose type is checked (:meth:`typed_spans`)."""
         yield from self._transform_stream_with_config(iter([input]), self._stream, config, run_type="chain")
 
     def _stream(self, inputs: Iterator[Any], config: RunnableConfig) -> Iterator[dict]:
-        input = next(inputs)
-        if split_options(question_of(input))[1]:
-            result = self._invoke(input, config)
-            yield {"answer": result["answer"]}
-            yield {"trace": result["trace"]}
-            return
-        question, trace = self._start(input, config)
+        question, trace = self._start(next(inputs), config)
         with trace.timer("answer"):
-            hint, prompt = self.copy_hint(question, trace.knowledge()), trace.prompt
-            while prompt:  # the answer, then its continuation when it only repeated the question
-                for chunk in self.llm.stream(prompt, config=config, stop=ANSWER_STOP, **hint):
-                    if text := self._grow_answer(trace, chunk):
-                        yield {"answer": text}
-                mark, prompt = self._go_on(question, trace, prompt)
-                if mark:
-                    yield {"answer": f"{mark} "}
-        trace.answer = trace.answer.strip()
+            if self.in_one_piece(question, trace):
+                trace.answer = self.answer(question, trace, config)
+                yield {"answer": trace.answer}
+            else:
+                hint, prompt = self.copy_hint(question, trace.knowledge()), trace.prompt
+                while prompt:  # the answer, then its continuation when it only repeated the question
+                    for chunk in self.llm.stream(prompt, config=config, stop=ANSWER_STOP, **hint):
+                        if text := self._grow_answer(trace, chunk):
+                            yield {"answer": text}
+                    mark, prompt = self._go_on(question, trace, prompt)
+                    if mark:
+                        yield {"answer": f"{mark} "}
+                trace.answer = trace.answer.strip()
         yield {"trace": trace}
 
     async def astream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> AsyncIterator[dict]:
@@ -194,24 +217,26 @@ class KnowledgeChain(KcardRunnable):
             yield chunk
 
     async def _astream(self, inputs: AsyncIterator[Any], config: RunnableConfig) -> AsyncIterator[dict]:
-        input = await anext(inputs)
-        if split_options(question_of(input))[1]:
-            result = await self._ainvoke(input, config)
-            yield {"answer": result["answer"]}
-            yield {"trace": result["trace"]}
-            return
-        question, trace = await run_in_executor(config, self._start, input, config)
+        question, trace = await run_in_executor(config, self._start, await anext(inputs), config)
         with trace.timer("answer"):
-            hint, prompt = self.copy_hint(question, trace.knowledge()), trace.prompt
-            while prompt:
-                async for chunk in self.llm.astream(prompt, config=config, stop=ANSWER_STOP, **hint):
-                    if text := self._grow_answer(trace, chunk):
-                        yield {"answer": text}
-                mark, prompt = self._go_on(question, trace, prompt)
-                if mark:
-                    yield {"answer": f"{mark} "}
-        trace.answer = trace.answer.strip()
+            if self.in_one_piece(question, trace):
+                trace.answer = await self.aanswer(question, trace, config)
+                yield {"answer": trace.answer}
+            else:
+                hint, prompt = self.copy_hint(question, trace.knowledge()), trace.prompt
+                while prompt:
+                    async for chunk in self.llm.astream(prompt, config=config, stop=ANSWER_STOP, **hint):
+                        if text := self._grow_answer(trace, chunk):
+                            yield {"answer": text}
+                    mark, prompt = self._go_on(question, trace, prompt)
+                    if mark:
+                        yield {"answer": f"{mark} "}
+                trace.answer = trace.answer.strip()
         yield {"trace": trace}
+
+    def in_one_piece(self, question: str, trace: Trace) -> bool:
+        """Whether the answer may be replaced once written, and so is not streamed as it is written."""
+        return bool(split_options(question)[1] or self.typed_spans(question, trace))
 
     def _go_on(self, question: str, trace: Trace, streamed: str) -> tuple[str, str]:
         """After the stream of the answer prompt: for an answer that only repeated the question, the

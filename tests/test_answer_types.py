@@ -1,0 +1,43 @@
+"""The type of answer a question asks for, and the knowledge's spans of that type."""
+
+import pytest
+
+from kcard_core.answer_types import answer_type, of_type, typed_spans
+
+
+@pytest.mark.parametrize("question, kind", [
+    ("How many bells are in the tower of Tarnby Abbey?", "count"),
+    ("For how many years did the cat live there?", "count"),
+    ("How long is the Brackenmoor Railway?", "measure"),
+    ("How much does the dome weigh?", "measure"),
+    ("In which year was the abbey founded?", "year"),
+    ("When did passenger trains begin?", "year"),
+    ("Who built the locomotive Puffin?", "name"),
+    ("To whom were the lands sold?", "name"),
+    ("When is the night train run?", None),  # a season as likely as a year
+    ("What is the night train with lanterns called?", None),
+    ("Which port does the railway start from?", None),
+])
+def test_the_type_comes_from_the_question_words(question, kind):
+    assert answer_type(question) == kind
+
+
+def test_the_spans_of_the_type_in_the_knowledge():
+    tower = "The abbey church was finished in 1187. Its tower is 41 metres tall and holds six bells."
+    assert typed_spans("How many bells are in the tower?", tower) == ["six"]
+    assert typed_spans("How tall is the tower?", tower) == ["41 metres"]
+    assert typed_spans("In which year was the church finished?", tower) == ["1187"]
+    # a count of a unit is the number before it; without the counted word, numbers that are not years or measures
+    assert typed_spans("For how many years did the cat live there?", "It lived there for nineteen years.") == ["nineteen"]
+    assert typed_spans("How many arches are there?", "Built in 1868, it has nine and stands 30 metres high.") == ["nine"]
+    # names the question does not hold, without the words that start a sentence
+    puffin = "The railway's oldest locomotive, named Puffin, was built in 1867 at the works of Corran and Sons."
+    assert typed_spans("Who built the locomotive Puffin?", puffin) == ["Corran and Sons"]
+    assert typed_spans("What is the locomotive called?", puffin) == []
+
+
+def test_an_answer_is_of_the_type_when_it_names_one_of_the_spans():
+    assert of_type("Penlowe", ["Harriet Penlowe"]) and of_type("the merchant Walter Greaves", ["Walter Greaves"])
+    assert not of_type("1539", ["Walter Greaves"])
+    assert not of_type("30 metres above the water", ["nine"]) and not of_type("30 metres", ["412 metres"])
+    assert of_type("6", ["6"]) and not of_type("60", ["6"])
