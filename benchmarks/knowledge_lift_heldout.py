@@ -50,7 +50,9 @@ def run_one(split: str, dataset_name: str, method: str, variant: str, settings: 
     dataset = load_dataset(dataset_name)
     dataset = dataclasses.replace(dataset, examples=dataset.examples[SPLITS[split]][:limit])
     folder = work / split / dataset_name / method / folder_name(variant)
-    config = {"split": split, "dataset": dataset_name, "method": method, "variant": variant, **settings}
+    # the answer step's type bias is no chain setting, but a row records what its answers were read with
+    config = {"split": split, "dataset": dataset_name, "method": method, "variant": variant, **settings,
+              "type_bias": defaults.TYPE_BIAS}
     path = folder / "results.json"
     stored = json.loads(path.read_text()) if path.exists() else None
     if stored and stored["config"] == json.loads(json.dumps(config)) and stored["metrics"]["count"] == len(
@@ -77,11 +79,12 @@ def said_no(folder: Path) -> int:
 
 def row_of(result: dict) -> dict:
     config, metrics = result["config"], result["metrics"]
-    settings = {k: v for k, v in config.items() if k not in ("split", "dataset", "method", "variant")}
+    settings = {k: v for k, v in config.items() if k not in ("split", "dataset", "method", "variant", "type_bias")}
     row = {"split": config["split"], "dataset": config["dataset"], "method": config["method"],
            "variant": config["variant"], "questions": metrics["count"],
            "seconds_per_question": result["seconds"]["per_question"], "settings": settings,
-           "defaults": settings == DEFAULTS, "cache": result.get("cache"), "said_no": result.get("said_no")}
+           "defaults": settings == DEFAULTS, "cache": result.get("cache"), "said_no": result.get("said_no"),
+           "type_bias": config.get("type_bias")}
     if "em" in metrics:
         row.update(em=metrics["em"], f1=metrics["f1"])
     else:
@@ -135,7 +138,9 @@ def report(rows: list[dict], aurocs: dict) -> str:
             if r["split"] == split and (r["variant"] != "defaults") == variants:
                 score = r.get("em", r.get("accuracy"))
                 cache = r["cache"] or {}
-                lines.append(f"| {r['dataset']} | {r['method']} | {r['variant']} | {r['questions']} | {score:.1f} "
+                mark = "" if r.get("type_bias") else " †"
+                lines.append(f"| {r['dataset']} | {r['method']}{mark} | {r['variant']} | {r['questions']} "
+                             f"| {score:.1f} "
                              f"| {r['seconds_per_question']:.2f} | {cache.get('hits', '–')} / "
                              f"{cache.get('hits', 0) + cache.get('misses', 0) or '–'} "
                              f"| {'–' if r.get('said_no') is None else r['said_no']} |")
@@ -157,7 +162,8 @@ Questions 1-100 are the tuning split (prompts, demos and defaults were chosen on
 are held out. Open book: EM; 2-way / 4-way: accuracy. Cache hits: card generations read from the
 on-disk cache (a hit costs no generation), of all card calls. Said No: top-down questions whose
 "Do you need more information?" the base LLM answered No (top-down-auto still asks the card whose
-text alone holds a word of the question; none of these did).
+text alone holds a word of the question; none of these did). † asked before the answer step asked
+again for an answer of the question's type (type_bias = {defaults.TYPE_BIAS}; not run again).
 
 ## Held out (questions 101-505)
 

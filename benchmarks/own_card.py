@@ -147,7 +147,9 @@ def report(rows: list[dict]) -> str:
     lines = ["| corpus | kind | recall | with --card | bottom-up | top-down-auto | vanilla | reader given the passage "
              "| train s | train peak MB | top-down: said No, chose the card |", "|---" * 11 + "|"]
     for r in rows:
-        lines.append(f"| {r['corpus']}{'' if 'type_bias' in r else ' †'} | {r['kind']} | {r.get('recall', '–')} | {r.get('right_with_card', '–')} "
+        before_type_check = "" if "type_bias" in r else " †"
+        lines.append(f"| {r['corpus']}{before_type_check} | {r['kind']} | {r.get('recall', '–')} "
+                     f"| {r.get('right_with_card', '–')} "
                      f"| {r.get('right_bottom_up', '–')} | {r.get('right_top_down_auto', '–')} "
                      f"| {r.get('right_vanilla', '–')} | {r.get('right_reader_given_passage', '–')} "
                      f"| {r.get('train_seconds', '–')} | {r.get('train_peak_rss_mb', '–')} "
@@ -157,23 +159,24 @@ def report(rows: list[dict]) -> str:
 Each corpus's card, built as docs/tutorial.md builds it, installed beside the 7 first-party cards;
 20 questions per corpus answered only by its text; right = the gold answer is in the answer (of 20).
 kcard's defaults (n1 = {defaults.N1}, n2 = {defaults.N2}, n3 = {defaults.N3}, judge = {defaults.JUDGE},
-copy_bias = {defaults.COPY_BIAS});
+copy_bias = {defaults.COPY_BIAS}, type_bias = {defaults.TYPE_BIAS});
 the LM card is `kcard train` at its defaults (preset "memorise", SmolLM2-135M-Instruct, full
 weights) unless the row's options say otherwise; recall = passages the card writes back when asked
 with a question-like cue it never saw (what `kcard train` prints); "reader given the passage" = the
-base LLM handed the corpus paragraph that holds the answer, in bottom-up's prompt and with its copy
-bias (copy_bias = {defaults.COPY_BIAS}): what this reader
-makes of the text itself (a card's shorter document can do better, as the kelderwick LM card's
-one-sentence documents do). 2 CPU cores, one process at a time. kelderwick is the development set (the recipe was
-chosen on it); halvard was written afterwards and its LM card's misses shaped the cues (each holds
-a word only its passage has; "when" only where a year is left out); ostrel was written before that
-change and is held out from all of it; tarnby was written later still, to compare variants of the
-LM recipe beside kelderwick (none measured better: `own-card-probes.jsonl`, docs/benchmarks.md),
-and nothing was changed for it; brackenmoor was committed before any run on it and run at the
-defaults; wrenhold was written last, committed before the answer step checked an answer's type
-(type_bias = {defaults.TYPE_BIAS}, chosen on the other five texts) and run once after it. Top-down: "said No" = questions whose "Do you need more
-information?" the base LLM answered No (top-down-auto asks the card whose text alone holds a word
-of the question all the same); "chose the card" = questions it gave to this corpus's card.
+base LLM handed the corpus paragraph that holds the answer, in bottom-up's prompt, through the
+answer step (its copy bias and asking again for an answer of the question's type): what this
+reader makes of the text itself (a card's shorter document can do better). 2 CPU cores, one process
+at a time. kelderwick is the development set (the recipe was chosen on it); halvard was written
+afterwards and its LM card's misses shaped the cues (each holds a word only its passage has; "when"
+only where a year is left out); ostrel was written before that change and is held out from all of
+it; tarnby was written later still, to compare variants of the LM recipe beside kelderwick (none
+measured better: `own-card-probes.jsonl`, docs/benchmarks.md), and nothing was changed for it;
+brackenmoor was committed before any run on it and run at the defaults; wrenhold was written last,
+committed before the answer step checked an answer's type (type_bias = {defaults.TYPE_BIAS}, chosen
+on the other five texts) and run once after it.
+Top-down: "said No" = questions whose "Do you need more information?" the base LLM answered No
+(top-down-auto asks the card whose text alone holds a word of the question all the same); "chose
+the card" = questions it gave to this corpus's card.
 
 {chr(10).join(lines)}
 

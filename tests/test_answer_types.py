@@ -28,8 +28,8 @@ def test_the_spans_of_the_type_in_the_knowledge():
     assert typed_spans("How tall is the tower?", tower) == ["41 metres"]
     assert typed_spans("In which year was the church finished?", tower) == ["1187"]
     # a count of a unit is the number before it; without the counted word, numbers that are not years or measures
-    assert typed_spans("For how many years did the cat live there?", "It lived there for nineteen years.") == ["nineteen"]
-    assert typed_spans("How many arches are there?", "Built in 1868, it has nine and stands 30 metres high.") == ["nine"]
+    assert typed_spans("For how many years did it live?", "It lived there for nineteen years.") == ["nineteen"]
+    assert typed_spans("How many arches are there?", "Built in 1868, it has nine, 30 metres high.") == ["nine"]
     # names the question does not hold, without the words that start a sentence
     puffin = "The railway's oldest locomotive, named Puffin, was built in 1867 at the works of Corran and Sons."
     assert typed_spans("Who built the locomotive Puffin?", puffin) == ["Corran and Sons"]

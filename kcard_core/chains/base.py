@@ -128,9 +128,8 @@ class KnowledgeChain(KcardRunnable):
         if (spans := self.typed_spans(question, trace)) and not answer_types.of_type(reply, spans):
             again = yield trace.prompt, {"favour": tuple(dict.fromkeys(WORD.findall(" ".join(spans)))),
                                          "favour_bias": defaults.TYPE_BIAS}
-            kind = answer_types.answer_type(question)
-            trace.turns.append(Turn(f"the answer named no {kind} of the knowledge: asked again, favouring those it "
-                                    "names", reply,
+            trace.turns.append(Turn(f"the answer is no {answer_types.answer_type(question)} from the knowledge: "
+                                    "asked again, favouring those", reply,
                                     details={"spans": spans, "asked again": again}))
             reply = again if answer_types.of_type(again, spans) else reply
         return reply
