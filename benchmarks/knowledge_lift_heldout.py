@@ -50,7 +50,7 @@ def run_one(split: str, dataset_name: str, method: str, variant: str, settings: 
     dataset = load_dataset(dataset_name)
     dataset = dataclasses.replace(dataset, examples=dataset.examples[SPLITS[split]][:limit])
     folder = work / split / dataset_name / method / folder_name(variant)
-    # the answer step's type bias is no chain setting, but a row records what its answers were read with
+    # the type bias is recorded beside the settings, not among them: rows from before it stay comparable
     config = {"split": split, "dataset": dataset_name, "method": method, "variant": variant, **settings,
               "type_bias": defaults.TYPE_BIAS}
     path = folder / "results.json"

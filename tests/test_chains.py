@@ -212,6 +212,8 @@ def test_an_answer_of_the_wrong_type_is_asked_again_favouring_the_spans_of_the_r
     backend.asked = []
     assert chain.invoke("In which year was the church finished?")["answer"] == "1187"
     assert chain.invoke("What is the church called?")["answer"] == "1187" and len(backend.asked) == 2
+    off = BottomUp(chain.llm, [card], [], n1=1, examples=[], type_bias=0)  # 0: never asked again
+    assert off.invoke("How many bells are in the tower?")["answer"] == "1187"
     # a LangChain model that takes no hint would say the same again: it is asked once
     llm = Recording(responses=["1187"], prompts=[], kwargs=[])
     assert BottomUp(llm, [card], [], n1=1, examples=[]).invoke("How many bells are in the tower?")["answer"] == "1187"

@@ -71,7 +71,8 @@ def test_a_chain_spec_checks_every_setting():
     from kcard_core.spec import ChainSpec
 
     assert ChainSpec(cards=[], selectors="relevance, factuality") == ChainSpec()
-    for bad in ({"n1": 0}, {"max_iterations": 21}, {"decide": "maybe"}, {"mode": "sideways"}, {"copy_bias": 11}):
+    for bad in ({"n1": 0}, {"max_iterations": 21}, {"decide": "maybe"}, {"mode": "sideways"}, {"copy_bias": 11},
+                {"type_bias": -1}):
         with pytest.raises(KcardError, match=next(iter(bad))):
             ChainSpec(**bad)
 

@@ -64,7 +64,7 @@ def build_chain(spec: ChainSpec | str | None = None, *, examples: list[dict] | N
             raise KcardError("judge llm/both, decide calibrated and self-critique read the base LLM's "
                              "next-token log-probabilities: pass model= (a kcard backend's model), not llm=")
         model_name, logprobs = getattr(llm, "model_name", None) or llm.get_name(), None
-    common = dict(model_name=model_name, seed=spec.seed, examples=examples)
+    common = dict(model_name=model_name, seed=spec.seed, type_bias=spec.type_bias, examples=examples)
     if mode in BASELINES:
         chain = (Vanilla if mode == "vanilla" else GenRead)(llm, **common)
         return with_revision(chain, spec.revise, spec.revise_rounds, logprobs, registry)

@@ -63,10 +63,12 @@ class KnowledgeChain(KcardRunnable):
     mode = ""
     cards: list = []  # the cards it may consult: none for the baselines (vanilla, genread)
 
-    def __init__(self, llm: BaseLanguageModel, model_name: str = "", seed: int | None = 0):
+    def __init__(self, llm: BaseLanguageModel, model_name: str = "", seed: int | None = 0,
+                 type_bias: float = defaults.TYPE_BIAS):
         self.llm = llm
         self.model_name = model_name
         self.seed = seed
+        self.type_bias = type_bias  # asking again for an answer of the question's type (0: never)
 
     @abstractmethod
     def prepare(self, question: str, trace: Trace, config: RunnableConfig | None) -> str:
@@ -127,7 +129,7 @@ class KnowledgeChain(KcardRunnable):
             reply = f"{reply}{mark} {more}" if more else reply
         if (spans := self.typed_spans(question, trace)) and not answer_types.of_type(reply, spans):
             again = yield trace.prompt, {"favour": tuple(dict.fromkeys(WORD.findall(" ".join(spans)))),
-                                         "favour_bias": defaults.TYPE_BIAS}
+                                         "favour_bias": self.type_bias}
             trace.turns.append(Turn(f"the answer is no {answer_types.answer_type(question)} from the knowledge: "
                                     "asked again, favouring those", reply,
                                     details={"spans": spans, "asked again": again}))
@@ -136,9 +138,9 @@ class KnowledgeChain(KcardRunnable):
 
     def typed_spans(self, question: str, trace: Trace) -> list[str]:
         """The knowledge's spans of the type the question asks for, where an answer of another type
-        will be asked again (:meth:`answering`): none for a multiple-choice question, and none for a
-        LangChain model that takes no hint (asked again, it would say the same)."""
-        if not isinstance(self.llm, BackendLLM) or split_options(question)[1]:
+        will be asked again (:meth:`answering`): none with ``type_bias`` 0, for a multiple-choice
+        question, or for a LangChain model that takes no hint (asked again, it would say the same)."""
+        if not self.type_bias or not isinstance(self.llm, BackendLLM) or split_options(question)[1]:
             return []
         return answer_types.typed_spans(question, trace.knowledge())
 

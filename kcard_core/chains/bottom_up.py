@@ -17,8 +17,9 @@ class BottomUp(KnowledgeChain):
     mode = "bottom-up"
 
     def __init__(self, llm, cards: list, selectors: list, *, n1: int = defaults.N1, examples: list[dict] | None = None,
-                 model_name: str = "", seed: int | None = 0):
-        super().__init__(llm, model_name, seed)
+                 model_name: str = "", seed: int | None = 0,
+                 type_bias: float = defaults.TYPE_BIAS):
+        super().__init__(llm, model_name, seed, type_bias)
         self.cards = cards
         self.pipeline = SelectorPipeline(selectors=selectors)
         self.n1 = n1
