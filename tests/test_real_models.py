@@ -143,33 +143,30 @@ def test_model_from_user_config(kcard_home):
     assert data["trace"]["model"] == "smollm2-135m-instruct" and data["trace"]["mode"] == "top-down-auto"
 
 
-def test_the_reader_copies_the_duration_it_is_given_rather_than_one_it_guesses(tmp_path):
-    (tmp_path / "corpus.txt").write_text("A ferry sails from Kelderwick to the island of Merrin twice a day. The "
-                                         "crossing takes ninety minutes.\n")
-    (tmp_path / "card.toml").write_text('name = "ferries"\ndescription = "d"\nversion = "1"\nlicense = "MIT"\n'
+def reads(tmp_path, text: str, question: str, **settings) -> dict:
+    """Bottom-up's answer to ``question`` from a one-passage retrieval card over ``text``, no selectors."""
+    (tmp_path / "corpus.txt").write_text(text + "\n")
+    (tmp_path / "card.toml").write_text('name = "given"\ndescription = "d"\nversion = "1"\nlicense = "MIT"\n'
                                         'type = "retrieval"\n[artifacts.corpus]\nfile = "corpus.txt"\n')
-    card = Card.from_manifest(tmp_path / "card.toml")
-    answers = {}
-    for bias in (defaults.COPY_BIAS, 0.0):  # without asking again for a measure, which would mend it too
-        chain = build_chain("bottom-up", cards=["countries"], selectors=(), copy_bias=bias, type_bias=0)
-        chain.cards = [card]
-        answers[bias] = chain.invoke("How long is the ferry crossing from Kelderwick to Merrin?")["answer"]
+    chain = build_chain("bottom-up", cards=["countries"], selectors=(), **settings)
+    chain.cards = [Card.from_manifest(tmp_path / "card.toml")]
+    return chain.invoke(question)
+
+
+def test_the_reader_copies_the_duration_it_is_given_rather_than_one_it_guesses(tmp_path):
+    ferry = "A ferry sails from Kelderwick to the island of Merrin twice a day. The crossing takes ninety minutes."
+    question = "How long is the ferry crossing from Kelderwick to Merrin?"
+    # without asking again for a measure (type_bias 0), which would mend the answer too
+    answers = {bias: reads(tmp_path, ferry, question, copy_bias=bias, type_bias=0)["answer"]
+               for bias in (defaults.COPY_BIAS, 0.0)}
     assert "ninety minutes" in answers[defaults.COPY_BIAS]
     assert "ninety" not in answers[0.0], answers  # Gemma 3 270M answers "100 minutes" when not nudged to copy
 
 
 def test_the_reader_asked_how_many_answers_with_a_count_of_the_knowledge(tmp_path):
-    (tmp_path / "corpus.txt").write_text("The abbey church was finished in 1187. Its tower is 41 metres tall and "
-                                         "holds six bells.\n")
-    (tmp_path / "card.toml").write_text('name = "abbey"\ndescription = "d"\nversion = "1"\nlicense = "MIT"\n'
-                                        'type = "retrieval"\n[artifacts.corpus]\nfile = "corpus.txt"\n')
-    card = Card.from_manifest(tmp_path / "card.toml")
-    answers, traces = {}, {}
-    for bias in (defaults.TYPE_BIAS, 0.0):
-        chain = build_chain("bottom-up", cards=["countries"], selectors=(), type_bias=bias)
-        chain.cards = [card]
-        result = chain.invoke("How many bells are in the tower of the abbey?")
-        answers[bias], traces[bias] = result["answer"], result["trace"].to_dict()
-    assert answers[0.0] == "1187", answers  # Gemma 3 270M reads the first number it sees
-    assert "six" in answers[defaults.TYPE_BIAS]
-    assert traces[defaults.TYPE_BIAS]["turns"][-1]["spans"] == ["six"]
+    abbey = "The abbey church was finished in 1187. Its tower is 41 metres tall and holds six bells."
+    results = {bias: reads(tmp_path, abbey, "How many bells are in the tower of the abbey?", type_bias=bias)
+               for bias in (defaults.TYPE_BIAS, 0.0)}
+    assert results[0.0]["answer"] == "1187", results  # Gemma 3 270M reads the first number it sees
+    assert "six" in results[defaults.TYPE_BIAS]["answer"]
+    assert results[defaults.TYPE_BIAS]["trace"].to_dict()["turns"][-1]["spans"] == ["six"]
