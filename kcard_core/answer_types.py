@@ -3,7 +3,8 @@
 A 270M reader handed the right text often answers with the wrong kind of thing from it: "How many
 bells are in the tower?" → "1187" from "The abbey church was finished in 1187. Its tower … holds six
 bells."; "To whom were the lands sold?" → "1539". Four types are told from the question's words
-alone (a count, a measure, a year, a person or body); the chains ask again, favouring the spans of
+alone (a count, a measure, a year, a person or body, the title of a thing: "Which firm …?", "What
+is the night train called?"); the chains ask again, favouring the spans of
 that type, only when the answer holds none of them (see ``KnowledgeChain.answering``).
 """
 
@@ -27,17 +28,26 @@ NOT_NAMES = frozenset("a an the in on at by of and it its this that these those 
                       "since every each when after before there today once from to for with".split())
 NAME = r"\b[A-Z][\w'’-]*(?:\s+(?:(?:and|of|the|de|van|von)\s+)?[A-Z][\w'’-]*)*"
 WORD = re.compile(r"\w+")
+AUXILIARIES = ("is", "was", "are", "were", "do", "does", "did", "has", "have", "had")  # not things: "What is …"
+PREPOSITIONS = frozenset("of in on at to for with from by near that which".split())  # where a thing's words end
 
 TYPES = {  # the type, told from the question (lower case); the first that matches
     "count": r"\bhow many\b",
     "measure": r"\bhow (?:long|tall|high|wide|deep|far|heavy|old|big)\b|\bhow much\b.*\bweigh",
     "year": r"\b(?:which|what) year\b|^when (?:did|was|were)\b",
     "name": r"^who\b|\bwhom\b",
+    "title": rf"\b(?:which|what) (?!(?:{'|'.join(AUXILIARIES)})\b)\w|\bcalled\b|\bname of\b",
 }
+# where a title stands in the knowledge: after "called", "named" or "known as" ("known as the Glowworm
+# Express"), and beside the thing the question asks which of ("the island of Ivra", "the river
+# Dunmere", "the Grey Heron, the ship …"; "the Glasgow firm of Ardrie and Vane" is a firm, not Glasgow)
+CALLED = r"\b(?:called|named|known as)\s+(?:the\s+)?$"
+BETWEEN = r"(?:,?\s+[a-z]+){0,3},?\s+$"  # up to three small words between the thing and its title
 
 
 def answer_type(question: str) -> str | None:
-    """"count", "measure", "year" or "name" (of a person or a body), or None for any other question."""
+    """"count", "measure", "year", "name" (of a person or a body) or "title" (of a thing: "Which
+    island …?", "What is … called?"), or None for any other question."""
     asked = question.lower()
     return next((kind for kind, pattern in TYPES.items() if re.search(pattern, asked)), None)
 
@@ -46,7 +56,7 @@ def typed_spans(question: str, knowledge: str) -> list[str]:
     """The spans of ``knowledge`` of the type ``question`` asks for (none for an untyped question):
     for "How many bells …?" the numbers before "bells" (any number that no unit follows, when none
     is); for "How long …?" numbers with a unit; for "In which year …?" years; for "Who …?" names
-    that the question does not already hold."""
+    that the question does not already hold; for a title, such names where :func:`titled` finds them."""
     kind = answer_type(question)
     if kind == "count":
         counted = re.search(r"\bhow many (\w+)", question.lower())
@@ -59,17 +69,44 @@ def typed_spans(question: str, knowledge: str) -> list[str]:
         return re.findall(rf"\b{NUMBER}\s+{UNIT}", knowledge, re.IGNORECASE)
     if kind == "year":
         return re.findall(YEAR, knowledge)
-    if kind == "name":
+    if kind in ("name", "title"):
         asked = {word.lower() for word in WORD.findall(question)}
+        things = asked_things(question)
         spans = []
         for found in re.finditer(NAME, knowledge):
             words = found.group(0).split()
             while words and words[0].lower() in NOT_NAMES:
                 words.pop(0)
-            if key_words(" ".join(words)) - asked:
-                spans.append(" ".join(words))
+            name = " ".join(words)
+            if key_words(name) - asked and (kind == "name" or titled(name, things, knowledge[:found.start()],
+                                                                     knowledge[found.end():])):
+                spans.append(name)
         return spans
     return []
+
+
+def asked_things(question: str) -> list[str]:
+    """The thing a title question asks which of, as its words' starts: ["island"] of "From which
+    island …?", ["ship"] of "What was the name of the ship …?", ["largest", "pond"] of "What is the
+    largest pond in the garden called?"."""
+    found = (re.search(r"\bname of (?:the |an? )?(?:[A-Z][\w'’]*\s+)*([a-z]\w*)", question)
+             or re.search(rf"\b(?:which|what) (?!(?:{'|'.join(AUXILIARIES)})\b)(\w+)", question, re.I)
+             or re.search(r"\b(?i:what) (?:is|was|are|were) (?:the |an? )?(?:[A-Z][\w'’]*\s+)*((?:[a-z][\w'’]*\s+)+)",
+                          question))
+    words = [word.rstrip("'’") for word in found.group(1).lower().split()] if found else []
+    words = words[:next((i for i, word in enumerate(words) if word in PREPOSITIONS), len(words))]
+    return [word[:-1] if word.endswith("s") else word for word in words if word != "called"]
+
+
+def titled(name: str, things: list[str], before: str, after: str) -> bool:
+    """Whether ``name``, with the knowledge ``before`` and ``after`` it, is the title of the thing
+    asked for: after "called", "named" or "known as"; after the thing with at most three small words
+    between; before ", the thing"; or holding the thing's word ("the Ellow Hills" for "In which hills
+    …?")."""
+    return bool(re.search(CALLED, before)) or any(
+        re.search(rf"\b{thing}\w*{BETWEEN}", before, re.I)
+        or re.match(rf",\s+(?:the|an?)\s+(?:\w+\s+)?{thing}", after, re.I)
+        or any(word.lower().startswith(thing) for word in name.split()) for thing in map(re.escape, things))
 
 
 def key_words(span: str) -> set[str]:

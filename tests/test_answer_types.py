@@ -14,9 +14,11 @@ from kcard_core.answer_types import answer_type, of_type, typed_spans
     ("When did passenger trains begin?", "year"),
     ("Who built the locomotive Puffin?", "name"),
     ("To whom were the lands sold?", "name"),
+    ("What is the night train with lanterns called?", "title"),
+    ("Which port does the railway start from?", "title"),
+    ("What was the name of the ship of Kelderwick's founder?", "title"),
     ("When is the night train run?", None),  # a season as likely as a year
-    ("What is the night train with lanterns called?", None),
-    ("Which port does the railway start from?", None),
+    ("What did the flood sweep away?", None),
 ])
 def test_the_type_comes_from_the_question_words(question, kind):
     assert answer_type(question) == kind
@@ -33,7 +35,29 @@ def test_the_spans_of_the_type_in_the_knowledge():
     # names the question does not hold, without the words that start a sentence
     puffin = "The railway's oldest locomotive, named Puffin, was built in 1867 at the works of Corran and Sons."
     assert typed_spans("Who built the locomotive Puffin?", puffin) == ["Corran and Sons"]
-    assert typed_spans("What is the locomotive called?", puffin) == []
+    assert typed_spans("What is the locomotive called?", puffin) == ["Puffin"]
+
+
+@pytest.mark.parametrize("question, knowledge, spans", [
+    # after the thing asked which of, a few small words between; not the name that qualifies it
+    ("Which firm made the telescope?", "It was made in 1889 by the Glasgow firm of Ardrie and Vane.", ["Ardrie and Vane"]),
+    ("Which market town is near the abbey?", "It lies north of the market town of Selbridge, by the river Lowen.",
+     ["Selbridge"]),
+    ("Which charity runs it?", "In 2015 it passed to a charity, the Tavel Valley Heritage Trust.",
+     ["Tavel Valley Heritage Trust"]),
+    # before ", the thing"; holding the thing's word; after "called", "named" or "known as"
+    ("What was the name of the ship of Kelderwick's founder?",
+     "The museum holds the figurehead of the Grey Heron, the ship of the town's founder, Ada Morrane.", ["Grey Heron"]),
+    ("In which hills does the river rise?", "The Sabre rises in the Ellow Hills.", ["Ellow Hills"]),
+    ("What is the night train with lanterns called?",
+     "Every August the railway runs a night train with lanterns, known as the Glowworm Express.", ["Glowworm Express"]),
+    ("What is the largest pond in the garden called?",
+     "The largest pond is the Mirror Pond, home to two swans named Hollis and Wren.", ["Mirror Pond", "Hollis and Wren"]),
+    # no title beside the thing: nothing to ask again for
+    ("On which hill does the observatory stand?", "It stands on the summit of Scarrow Fell.", []),
+])
+def test_the_title_of_the_thing_asked_for(question, knowledge, spans):
+    assert typed_spans(question, knowledge) == spans
 
 
 def test_an_answer_is_of_the_type_when_it_names_one_of_the_spans():

@@ -170,3 +170,12 @@ def test_the_reader_asked_how_many_answers_with_a_count_of_the_knowledge(tmp_pat
     assert results[0.0]["answer"] == "1187", results  # Gemma 3 270M reads the first number it sees
     assert "six" in results[defaults.TYPE_BIAS]["answer"]
     assert results[defaults.TYPE_BIAS]["trace"].to_dict()["turns"][-1]["spans"] == ["six"]
+
+
+def test_the_reader_asked_which_firm_answers_with_the_firm_not_its_town(tmp_path):
+    maker = "The great telescope was made in 1889 by the Glasgow firm of Ardrie and Vane."
+    results = {bias: reads(tmp_path, maker, "Which firm made the great telescope?", type_bias=bias)
+               for bias in (defaults.TYPE_BIAS, 0.0)}
+    assert results[0.0]["answer"] == "Glasgow", results  # Gemma 3 270M names the first name it sees
+    assert "Ardrie and Vane" in results[defaults.TYPE_BIAS]["answer"]
+    assert results[defaults.TYPE_BIAS]["trace"].to_dict()["turns"][-1]["spans"] == ["Ardrie and Vane"]
