@@ -7,7 +7,9 @@ paragraphs about a fictional botanic garden, written before that change and held
 tarnby.txt: fourteen paragraphs about a fictional abbey, written to choose the cues' length;
 brackenmoor.txt: fourteen paragraphs about a fictional railway, run only at the defaults;
 wrenhold.txt: fourteen paragraphs about a fictional observatory, written before the answer step
-checked an answer's type and held out from it) and the questions beside it (NAME-questions.jsonl):
+checked an answer's type and held out from it; ashcombe.txt: fourteen paragraphs about a fictional
+woollen mill, written before the answer step knew a thing's title and held out from it) and the
+questions beside it (NAME-questions.jsonl):
 
 - retrieval: `kcard new card NAME --corpus FILE` (BM25 over the text);
 - lm: `kcard train FILE` at its defaults (the "memorise" preset over SmolLM2-135M-Instruct), then
@@ -50,13 +52,14 @@ from kcard_core.text import read_corpus
 from kcard_core.trace import Trace
 
 EXAMPLES = HERE.parent / "docs" / "examples"
-CORPORA = ("kelderwick", "halvard", "ostrel", "tarnby", "brackenmoor", "wrenhold")
+CORPORA = ("kelderwick", "halvard", "ostrel", "tarnby", "brackenmoor", "wrenhold", "ashcombe")
 DESCRIPTIONS = {"kelderwick": "the harbour town of Kelderwick: its history, people and customs",
                 "halvard": "the Halvard Observatory on Mount Ceril: its history, instruments and people",
                 "ostrel": "the Ostrel Botanic Garden in Caddon: its history, plants, buildings and people",
                 "tarnby": "Tarnby Abbey near Selbridge: its history, buildings, monks and ruins",
                 "brackenmoor": "the Brackenmoor Railway from Hallowsea to Dunric: its history, engines and people",
-                "wrenhold": "the Wrenhold Observatory on Scarrow Fell: its history, telescope and people"}
+                "wrenhold": "the Wrenhold Observatory on Scarrow Fell: its history, telescope and people",
+                "ashcombe": "Ashcombe Mill on the river Tenley: its history, machines, cloth and people"}
 SETUPS = {"right_with_card": "bottom-up", "right_bottom_up": "bottom-up", "right_top_down_auto": "top-down-auto"}
 
 
