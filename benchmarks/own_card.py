@@ -176,7 +176,9 @@ it; tarnby was written later still, to compare variants of the LM recipe beside 
 measured better: `own-card-probes.jsonl`, docs/benchmarks.md), and nothing was changed for it;
 brackenmoor was committed before any run on it and run at the defaults; wrenhold was written last,
 committed before the answer step checked an answer's type (type_bias = {defaults.TYPE_BIAS}, chosen
-on the other five texts) and run once after it.
+on the other five texts) and run once after it; ashcombe was written after all of them, committed
+before the answer step knew a thing's title ("Which firm …?", "What is … called?", chosen on the
+six texts above) and run once after it.
 Top-down: "said No" = questions whose "Do you need more information?" the base LLM answered No
 (top-down-auto asks the card whose text alone holds a word of the question all the same); "chose
 the card" = questions it gave to this corpus's card.

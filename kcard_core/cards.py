@@ -41,6 +41,7 @@ class RetrievalDefaults:
     passages: int = 3
     floor: float = 0.75
     coverage: float = 0.3
+    subject: str = ""  # the name the whole corpus is about: it ranks no passage above another (QuestionIndex)
 
 
 @dataclass(frozen=True)
@@ -253,7 +254,7 @@ class RetrievalCard(Card):
         if "_index" not in self.__dict__:
             from kcard_core.retrieval import QuestionIndex
 
-            self.__dict__["_index"] = QuestionIndex(self.passages())
+            self.__dict__["_index"] = QuestionIndex(self.passages(), self.manifest.retrieval.subject)
         return self.__dict__["_index"]
 
     def passages(self) -> list[str]:

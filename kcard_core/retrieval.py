@@ -48,6 +48,7 @@ class BM25:
         self.average = sum(self.lengths) / max(1, len(texts))
         frequency = Counter(word for counts in self.counts for word in counts)
         self.idf = {w: math.log(1 + (len(texts) - f + 0.5) / (f + 0.5)) for w, f in frequency.items()}
+        self.rank = self.idf  # a word's weight in a text's score (its weight in coverage is its idf)
 
     def terms(self, text: str) -> list[str]:
         return words(text)
@@ -71,7 +72,7 @@ class BM25:
             if sum(weight[t] for t in terms if t in counts) < needed:
                 continue
             norm = self.k1 * (1 - self.b + self.b * self.lengths[index] / self.average)
-            score = sum(self.idf[t] * counts[t] * (self.k1 + 1) / (counts[t] + norm) for t in terms if t in counts)
+            score = sum(self.rank[t] * counts[t] * (self.k1 + 1) / (counts[t] + norm) for t in terms if t in counts)
             if score > 0:
                 scores.append((score, index))
         return [(score, self.texts[index]) for score, index in sorted(scores, reverse=True)[:k]]
@@ -85,7 +86,19 @@ def pairs(text: str, leave_out: frozenset[str] = STOPWORDS) -> set[str]:
 
 
 class QuestionIndex(BM25):
-    """A user's question against a card's passages: words stemmed, question-form words left out."""
+    """A user's question against a card's passages: words stemmed, question-form words left out.
+
+    A ``subject`` (the name the whole text is about, "Ostrel Botanic Garden") counts as a word of
+    every passage when passages are ranked, though only the first names it: its words tell that a
+    question is for this text (coverage), not which passage answers it. Before, "What is the
+    footbridge to the Ostrel Botanic Garden called?" got the opening passage, which holds three of its
+    words, ahead of "Visitors reach the garden over a footbridge called the Fern Bridge", which holds two.
+    """
+
+    def __init__(self, texts: list[str], subject: str = ""):
+        super().__init__(texts)
+        everywhere = math.log(1 + 0.5 / (len(texts) + 0.5))  # the idf of a word every passage holds
+        self.rank = {**self.idf, **{term: everywhere for term in self.terms(subject) if term in self.idf}}
 
     def terms(self, text: str) -> list[str]:
         return [stem(word) for word in words(text)]
@@ -120,6 +133,16 @@ def claimants(query: str, indexes: dict[str, QuestionIndex], coverage: float = 0
         if len(holders) == 1:
             own.setdefault(holders[0], []).append(term)
     return {name: words for name, words in own.items() if indexes[name].scored(query, 1, coverage)}
+
+
+def subject(texts: list[str]) -> str:
+    """What a text is about: the name its first sentence opens by saying what it is ("The Halvard
+    Observatory is a fictional observatory …" -> "Halvard Observatory"); empty for any other opening
+    ("Fact one.", "The town of Brill lies on a river.")."""
+    first = sentences(texts[0])[0] if texts and texts[0].strip() else ""
+    opening = re.match(r"((?:[A-Z][\w'-]*\s+)+)(?:is|was|are|were)\b", first)  # its leading capitalised words
+    words = opening.group(1).split() if opening else []
+    return " ".join(words[1:] if words and words[0].lower() in STOPWORDS else words)
 
 
 _indexes: dict[tuple[str, ...], BM25] = {}

@@ -14,6 +14,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from kcard_core import retrieval
 from kcard_core.artifacts import sha256_of
 from kcard_core.cards import CardManifest
 from kcard_core.errors import KcardError
@@ -47,7 +48,8 @@ def render_card(name: str, *, description: str | None = None, model: str | None 
     if corpus:
         documents = read_corpus(corpus, corpus_format)
         passages = corpus_jsonl(documents).encode()
-        context.update(type="retrieval", corpus_sha256=hashlib.sha256(passages).hexdigest())
+        context.update(type="retrieval", corpus_sha256=hashlib.sha256(passages).hexdigest(),
+                       subject=retrieval.subject(documents))
         context.setdefault("description", f"facts from {Path(corpus).name}")
     try:
         from cookiecutter.main import cookiecutter

@@ -101,6 +101,31 @@ def test_a_retrieval_card_meets_questions_halfway():
     # "year" says what kind of answer is wanted: it does not pull in the boatyard's "a year"
     assert index.search("In which year was the town founded?") == ["The town was founded in 1742."]
 
+def test_the_subject_ranks_no_passage_above_another():
+    from kcard_core.retrieval import QuestionIndex
+
+    garden = ["The Ostrel Botanic Garden is a fictional garden in the city of Caddon.",
+              "The garden's head gardener is Ilse Varga.", "Visitors reach the garden over a footbridge called the Fern Bridge."]
+    question = "What is the footbridge to the Ostrel Botanic Garden called?"
+    assert QuestionIndex(garden).scored(question, k=1)[0][1] == garden[0]  # it holds three of the question's words
+    assert QuestionIndex(garden, "Ostrel Botanic Garden").scored(question, k=1)[0][1] == garden[2]
+    # the subject still tells that a question is for this text: a passage must hold enough of its words
+    assert QuestionIndex(garden, "Ostrel Botanic Garden").scored("Who runs the Halvard Observatory?", coverage=0.3) == []
+
+
+@pytest.mark.parametrize("first, subject", [
+    ("The Halvard Observatory is a fictional observatory on Mount Ceril.", "Halvard Observatory"),
+    ("Kelderwick is a fictional harbour town. It was founded in 1742.", "Kelderwick"),
+    ("the notes of a meeting held on Monday.", ""),
+    ("The town of Brill lies on a river.", ""),  # an article alone is no name
+    ("Fact one. Fact two.", ""),  # a sentence's first word is no name of what it is about
+])
+def test_the_subject_is_the_name_the_corpus_opens_with(first, subject):
+    from kcard_core.retrieval import subject as subject_of
+
+    assert subject_of([first, "More text."]) == subject
+
+
 def test_a_text_claims_a_question_that_names_a_word_or_a_name_only_it_holds():
     from kcard_core.retrieval import QuestionIndex, claimants
 

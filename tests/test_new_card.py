@@ -84,6 +84,7 @@ def test_a_failed_render_leaves_nothing_and_a_second_run_says_why(tmp_path):
     ("auto", "Fact one.\nFact two.\nFact three.\n", 3),
     ("auto", "Para one,\nstill one.\n\nPara two.\n", 2),
     ("lines", "Para one,\nstill one.\n\nPara two.\n", 3),
+    ("auto", "The Brill Mill is old.\nIt grinds corn.\n", 2),  # a text about the Brill Mill
 ])
 def test_a_retrieval_card_from_your_text(tmp_path, format, text, count):
     corpus = tmp_path / "notes.txt"
@@ -95,6 +96,7 @@ def test_a_retrieval_card_from_your_text(tmp_path, format, text, count):
     assert manifest["artifacts"]["corpus"] == {"file": "passages.jsonl", "sha256": sha256_of(module / "passages.jsonl")}
     passages = [json.loads(line)["text"] for line in (module / "passages.jsonl").read_text().splitlines()]
     assert len(passages) == count and "\n" not in "".join(passages)
+    assert manifest["retrieval"]["subject"] == ("Brill Mill" if "Brill" in text else "")  # the name it opens with
     project = tomllib.loads((package / "pyproject.toml").read_text())
     assert project["project"]["dependencies"] == ["kcard"]  # BM25 needs no model backend
     assert "*.jsonl" in project["tool"]["setuptools"]["package-data"]["kcard_card_notes"]

@@ -58,14 +58,6 @@ def content_words(passage: str) -> list[str]:
     return [word for word in WORD.findall(passage) if word.lower() not in STOP]
 
 
-def topic(texts: list[str]) -> str:
-    """The corpus's subject: the name its first sentence opens with ("The Halvard Observatory is a
-    fictional observatory …" -> "Halvard Observatory"); empty when it opens with no name."""
-    first = sentences(texts[0])[0] if texts and texts[0].strip() else ""
-    opening = re.match(r"(?:[A-Z][\w'-]*\s*)*", first).group().split()  # its leading capitalised words
-    return " ".join(opening[1:] if opening and opening[0].lower() in STOP else opening)
-
-
 def words_of(text: str) -> set[str]:
     return {word.lower() for word in WORD.findall(text)}
 

@@ -27,6 +27,7 @@ from pathlib import Path
 import click
 import torch
 
+from kcard_core import retrieval
 from kcard_core.artifacts import Artifact, sha256_of
 from kcard_core.config import cache_dir
 from kcard_core.errors import KcardError
@@ -293,7 +294,7 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
                description: str | None = None, corpus_format: str = "auto") -> dict:
     started = time.perf_counter()
     texts = read_corpus(corpus, corpus_format)
-    subject = memorise.topic(texts)  # before the shuffle: the name the corpus opens with
+    subject = retrieval.subject(texts)  # before the shuffle: the name the corpus opens with
     random.Random(recipe.seed).shuffle(texts)
     torch.manual_seed(recipe.seed)
     base_gguf = base_artifact(base)

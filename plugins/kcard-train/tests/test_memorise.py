@@ -48,16 +48,6 @@ OBSERVATORY = ["The Halvard Observatory is a fictional observatory on Mount Ceri
                "Its largest telescope, the Sorrell Refractor, has a lens 61 centimetres wide."]
 
 
-@pytest.mark.parametrize("first, subject", [
-    ("The Halvard Observatory is a fictional observatory on Mount Ceril.", "Halvard Observatory"),
-    ("Kelderwick is a fictional harbour town. It was founded in 1742.", "Kelderwick"),
-    ("the notes of a meeting held on Monday.", ""),
-    ("The town of Brill lies on a river.", ""),  # an article alone is no name
-])
-def test_the_subject_is_the_name_the_corpus_opens_with(first, subject):
-    assert memorise.topic([first, "More text."]) == subject
-
-
 def test_half_the_cues_name_the_subject_and_the_loss_is_on_the_passage():
     pairs = memorise.examples(OBSERVATORY, cues=8, seed=0, subject="Halvard Observatory")
     later = [(prompt, target) for prompt, target in pairs if target == OBSERVATORY[1]]
