@@ -2,7 +2,7 @@
 
 A 270M reader handed the right text often answers with the wrong kind of thing from it: "How many
 bells are in the tower?" → "1187" from "The abbey church was finished in 1187. Its tower … holds six
-bells."; "To whom were the lands sold?" → "1539". Four types are told from the question's words
+bells."; "To whom were the lands sold?" → "1539". Five types are told from the question's words
 alone (a count, a measure, a year, a person or body, the title of a thing: "Which firm …?", "What
 is the night train called?"); the chains ask again, favouring the spans of
 that type, only when the answer holds none of them (see ``KnowledgeChain.answering``).

@@ -3,8 +3,6 @@
 import random
 import re
 
-import pytest
-
 from kcard_train import memorise
 
 TEXT = ("Kelderwick was founded in 1742 by the shipwright Ada Morrane. The mayor is Oskar Fenn. "
