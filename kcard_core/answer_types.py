@@ -11,6 +11,7 @@ that type, only when the answer holds none of them (see ``KnowledgeChain.answeri
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 NUMBER_WORDS = ("one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
                 "sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety "
@@ -107,6 +108,13 @@ def titled(name: str, things: list[str], before: str, after: str) -> bool:
         re.search(rf"\b{thing}\w*{BETWEEN}", before, re.I)
         or re.match(rf",\s+(?:the|an?)\s+(?:\w+\s+)?{thing}", after, re.I)
         or any(word.lower().startswith(thing) for word in name.split()) for thing in map(re.escape, things))
+
+
+def runs_on(answer: str) -> bool:
+    """Whether ``answer`` says the same two words three times or more: favoured words can loop ("MIS
+    Director MIS Director …" for a PopQA "Who was the director of …?" with unrelated knowledge)."""
+    words = [word.lower() for word in WORD.findall(answer)]
+    return any(count >= 3 for count in Counter(zip(words, words[1:])).values())
 
 
 def key_words(span: str) -> set[str]:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from kcard_core.answer_types import answer_type, of_type, typed_spans
+from kcard_core.answer_types import answer_type, of_type, runs_on, typed_spans
 
 
 @pytest.mark.parametrize("question, kind", [
@@ -65,3 +65,8 @@ def test_an_answer_is_of_the_type_when_it_names_one_of_the_spans():
     assert not of_type("1539", ["Walter Greaves"])
     assert not of_type("30 metres above the water", ["nine"]) and not of_type("30 metres", ["412 metres"])
     assert of_type("6", ["6"]) and not of_type("60", ["6"])
+
+
+def test_an_answer_that_says_the_same_words_again_and_again_runs_on():
+    assert runs_on("MIS Director MIS Director MIS Director") and runs_on("American American American American")
+    assert not runs_on("Ardrie and Vane") and not runs_on("Corran and Sons and Corran and Sons")

@@ -111,7 +111,8 @@ class KnowledgeChain(KcardRunnable):
         option is asked again with the options shown. An open answer that only repeats the question
         goes on as the knowledge does (:func:`apposition`); one that names nothing of the type the
         question asks for ("1187" for "How many bells …?") is asked again, favouring the knowledge's
-        spans of that type (:mod:`kcard_core.answer_types`).
+        spans of that type (:mod:`kcard_core.answer_types`); the new answer is kept if it names one
+        and does not run on.
         """
         hint = self.copy_hint(question, trace.knowledge())
         stem, options = split_options(question)
@@ -133,7 +134,7 @@ class KnowledgeChain(KcardRunnable):
             trace.turns.append(Turn(f"the answer is no {answer_types.answer_type(question)} from the knowledge: "
                                     "asked again, favouring those", reply,
                                     details={"spans": spans, "asked again": again}))
-            reply = again if answer_types.of_type(again, spans) else reply
+            reply = again if answer_types.of_type(again, spans) and not answer_types.runs_on(again) else reply
         return reply
 
     def typed_spans(self, question: str, trace: Trace) -> list[str]:
