@@ -163,19 +163,16 @@ def test_the_reader_copies_the_duration_it_is_given_rather_than_one_it_guesses(t
     assert "ninety" not in answers[0.0], answers  # Gemma 3 270M answers "100 minutes" when not nudged to copy
 
 
-def test_the_reader_asked_how_many_answers_with_a_count_of_the_knowledge(tmp_path):
-    abbey = "The abbey church was finished in 1187. Its tower is 41 metres tall and holds six bells."
-    results = {bias: reads(tmp_path, abbey, "How many bells are in the tower of the abbey?", type_bias=bias)
-               for bias in (defaults.TYPE_BIAS, 0.0)}
-    assert results[0.0]["answer"] == "1187", results  # Gemma 3 270M reads the first number it sees
-    assert "six" in results[defaults.TYPE_BIAS]["answer"]
-    assert results[defaults.TYPE_BIAS]["trace"].to_dict()["turns"][-1]["spans"] == ["six"]
-
-
-def test_the_reader_asked_which_firm_answers_with_the_firm_not_its_town(tmp_path):
-    maker = "The great telescope was made in 1889 by the Glasgow firm of Ardrie and Vane."
-    results = {bias: reads(tmp_path, maker, "Which firm made the great telescope?", type_bias=bias)
-               for bias in (defaults.TYPE_BIAS, 0.0)}
-    assert results[0.0]["answer"] == "Glasgow", results  # Gemma 3 270M names the first name it sees
-    assert "Ardrie and Vane" in results[defaults.TYPE_BIAS]["answer"]
-    assert results[defaults.TYPE_BIAS]["trace"].to_dict()["turns"][-1]["spans"] == ["Ardrie and Vane"]
+@pytest.mark.parametrize("knowledge, question, unchecked, span", [
+    # Gemma 3 270M reads the first number it sees, and names the first name
+    ("The abbey church was finished in 1187. Its tower is 41 metres tall and holds six bells.",
+     "How many bells are in the tower of the abbey?", "1187", "six"),
+    ("The great telescope was made in 1889 by the Glasgow firm of Ardrie and Vane.",
+     "Which firm made the great telescope?", "Glasgow", "Ardrie and Vane"),
+])
+def test_the_reader_asked_again_answers_with_the_type_the_question_asks_for(tmp_path, knowledge, question,
+                                                                           unchecked, span):
+    results = {bias: reads(tmp_path, knowledge, question, type_bias=bias) for bias in (defaults.TYPE_BIAS, 0.0)}
+    assert results[0.0]["answer"] == unchecked, results
+    assert span in results[defaults.TYPE_BIAS]["answer"]
+    assert results[defaults.TYPE_BIAS]["trace"].to_dict()["turns"][-1]["spans"] == [span]
