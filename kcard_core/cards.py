@@ -241,8 +241,10 @@ class RetrievalCard(Card):
         return "bm25"
 
     def write(self, query: str, n: int, sampling: Sampling) -> list[str]:
-        settings = self.manifest.retrieval
-        found = self.index().scored(query, k=settings.passages, coverage=settings.coverage)
+        settings, index = self.manifest.retrieval, self.index()
+        found = index.scored(query, k=settings.passages, coverage=settings.coverage)
+        if not found and index.names_subject(query):  # for this text, in other words than the text's
+            found = index.scored(query, k=settings.passages)
         # One document, best passage first, as a KG card writes one. Apart, the relevance selector
         # reordered them: MiniLM put "The Halvard Observatory is … on Mount Ceril" above "The
         # observatory was founded in 1896 by … Edith Sorrell" for "Who founded the Halvard

@@ -98,7 +98,14 @@ class QuestionIndex(BM25):
     def __init__(self, texts: list[str], subject: str = ""):
         super().__init__(texts)
         everywhere = math.log(1 + 0.5 / (len(texts) + 0.5))  # the idf of a word every passage holds
-        self.rank = {**self.idf, **{term: everywhere for term in self.terms(subject) if term in self.idf}}
+        self.subject = set(self.terms(subject)) & self.idf.keys()
+        self.rank = {**self.idf, **{term: everywhere for term in self.subject}}
+
+    def names_subject(self, query: str) -> bool:
+        """Whether ``query`` names the whole text's subject: such a question is for this text even
+        when its other words are not the text's ("On which hill does the Wrenhold Observatory
+        stand?" for "… on the summit of Scarrow Fell")."""
+        return bool(self.subject) and self.subject <= self.query_terms(query)
 
     def terms(self, text: str) -> list[str]:
         return [stem(word) for word in words(text)]

@@ -113,6 +113,21 @@ def test_the_subject_ranks_no_passage_above_another():
     assert QuestionIndex(garden, "Ostrel Botanic Garden").scored("Who runs the Halvard Observatory?", coverage=0.3) == []
 
 
+def test_a_retrieval_card_answers_a_question_that_names_its_subject_in_other_words(tmp_path):
+    (tmp_path / "mill.txt").write_text("Ashby Mill is a fictional mill on the river Tenley.\n\n"
+                                       "In 1851 the mill employed 340 workers.\n\nThe mill bell was cast in 1802.\n")
+    (tmp_path / "card.toml").write_text('name = "mill"\ndescription = "d"\nversion = "1"\nlicense = "MIT"\n'
+                                        'type = "retrieval"\n[artifacts.corpus]\nfile = "mill.txt"\n'
+                                        '[retrieval]\nsubject = "Ashby Mill"\n')
+    card = Card.from_manifest(tmp_path / "card.toml")
+    # "people" and "worked" are no word of the text, so too little of the question is covered; but it
+    # names the mill, so the card answers it with its best passages all the same
+    assert card.index().scored("How many people worked at Ashby Mill in 1851?", coverage=0.3) == []
+    assert [d.page_content for d in card.generate("How many people worked at Ashby Mill in 1851?")] == [
+        "In 1851 the mill employed 340 workers."]
+    assert card.generate("How many people worked at the Grey Mill in 1851?") == []  # another mill's question
+
+
 @pytest.mark.parametrize("first, subject", [
     ("The Halvard Observatory is a fictional observatory on Mount Ceril.", "Halvard Observatory"),
     ("Kelderwick is a fictional harbour town. It was founded in 1742.", "Kelderwick"),
