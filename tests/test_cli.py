@@ -116,3 +116,9 @@ def test_install_falls_back_to_uv_where_there_is_no_pip(monkeypatch):
     monkeypatch.setattr(shutil, "which", lambda name: None)
     result = CliRunner().invoke(cli, ["uninstall", "-y", "kcard-card-x"])
     assert result.exit_code == 1 and "neither pip nor uv" in result.output
+
+
+def test_an_argument_holding_a_nul_character_is_a_usage_error():
+    # found by test_properties: `eval --out` with one raised ValueError from os.stat
+    result = CliRunner().invoke(cli, ["eval", "--out", "runs\x00", "popqa"])
+    assert result.exit_code == 2 and "Error: an argument holds a NUL character" in result.output

@@ -18,6 +18,11 @@ from kcard_core.errors import KcardError
 class KcardGroup(click.Group):
     """Turns known errors into one line on stderr and a non-zero exit, never a traceback."""
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if any("\x00" in arg for arg in args):  # no shell passes one, but a caller's argv can ("eval --out a\x00b")
+            raise click.UsageError("an argument holds a NUL character", ctx)
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
