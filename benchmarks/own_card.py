@@ -8,8 +8,10 @@ tarnby.txt: fourteen paragraphs about a fictional abbey, written to choose the c
 brackenmoor.txt: fourteen paragraphs about a fictional railway, run only at the defaults;
 wrenhold.txt: fourteen paragraphs about a fictional observatory, written before the answer step
 checked an answer's type and held out from it; ashcombe.txt: fourteen paragraphs about a fictional
-woollen mill, written before the answer step knew a thing's title and held out from it) and the
-questions beside it (NAME-questions.jsonl):
+woollen mill, written before the answer step knew a thing's title and held out from it; skerrin.txt:
+fourteen paragraphs about a fictional lighthouse, written before a retrieval card answered a question
+naming its subject in other words, and held out from it) and the questions beside it
+(NAME-questions.jsonl):
 
 - retrieval: `kcard new card NAME --corpus FILE` (BM25 over the text);
 - lm: `kcard train FILE` at its defaults (the "memorise" preset over SmolLM2-135M-Instruct), then
@@ -52,14 +54,15 @@ from kcard_core.text import read_corpus
 from kcard_core.trace import Trace
 
 EXAMPLES = HERE.parent / "docs" / "examples"
-CORPORA = ("kelderwick", "halvard", "ostrel", "tarnby", "brackenmoor", "wrenhold", "ashcombe")
+CORPORA = ("kelderwick", "halvard", "ostrel", "tarnby", "brackenmoor", "wrenhold", "ashcombe", "skerrin")
 DESCRIPTIONS = {"kelderwick": "the harbour town of Kelderwick: its history, people and customs",
                 "halvard": "the Halvard Observatory on Mount Ceril: its history, instruments and people",
                 "ostrel": "the Ostrel Botanic Garden in Caddon: its history, plants, buildings and people",
                 "tarnby": "Tarnby Abbey near Selbridge: its history, buildings, monks and ruins",
                 "brackenmoor": "the Brackenmoor Railway from Hallowsea to Dunric: its history, engines and people",
                 "wrenhold": "the Wrenhold Observatory on Scarrow Fell: its history, telescope and people",
-                "ashcombe": "Ashcombe Mill on the river Tenley: its history, machines, cloth and people"}
+                "ashcombe": "Ashcombe Mill on the river Tenley: its history, machines, cloth and people",
+                "skerrin": "Skerrin Lighthouse on Gannet Rock off Dunhaven: its history, keepers and light"}
 SETUPS = {"right_with_card": "bottom-up", "right_bottom_up": "bottom-up", "right_top_down_auto": "top-down-auto"}
 
 
@@ -178,7 +181,9 @@ brackenmoor was committed before any run on it and run at the defaults; wrenhold
 committed before the answer step checked an answer's type (type_bias = {defaults.TYPE_BIAS}, chosen
 on the other five texts) and run once after it; ashcombe was written after all of them, committed
 before the answer step knew a thing's title ("Which firm …?", "What is … called?", chosen on the
-six texts above) and run once after it.
+six texts above) and run once after it; skerrin was written last, committed before a retrieval card
+answered a question that names its subject in words the text does not use (chosen on the seven texts
+above) and run once after it.
 Top-down: "said No" = questions whose "Do you need more information?" the base LLM answered No
 (top-down-auto asks the card whose text alone holds a word of the question all the same); "chose
 the card" = questions it gave to this corpus's card.
