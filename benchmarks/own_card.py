@@ -177,11 +177,12 @@ afterwards and its LM card's misses shaped the cues (each holds a word only its 
 only where a year is left out); ostrel was written before that change and is held out from all of
 it; tarnby was written later still, to compare variants of the LM recipe beside kelderwick (none
 measured better: `own-card-probes.jsonl`, docs/benchmarks.md), and nothing was changed for it;
-brackenmoor was committed before any run on it and run at the defaults; wrenhold was written last,
+brackenmoor was committed before any run on it and run at the defaults; wrenhold was written next,
 committed before the answer step checked an answer's type (type_bias = {defaults.TYPE_BIAS}, chosen
 on the other five texts) and run once after it; ashcombe was written after all of them, committed
 before the answer step knew a thing's title ("Which firm …?", "What is … called?", chosen on the
-six texts above) and run once after it; skerrin was written last, committed before a retrieval card
+six texts above) and run once after it (its retrieval row again after the subject fallback, which
+its miss helped choose: 16 / 15 / 15 before); skerrin was written last, committed before a retrieval card
 answered a question that names its subject in words the text does not use (chosen on the seven texts
 above) and run once after it.
 Top-down: "said No" = questions whose "Do you need more information?" the base LLM answered No
