@@ -41,7 +41,8 @@ class RetrievalDefaults:
     passages: int = 3
     floor: float = 0.75
     coverage: float = 0.3
-    subject: str = ""  # the name the whole corpus is about: it ranks no passage above another (QuestionIndex)
+    subject: str = ""  # what the whole corpus is about: it ranks no passage above another, and a question
+    # that names it is for this card even in other words (QuestionIndex)
 
 
 @dataclass(frozen=True)
