@@ -29,7 +29,8 @@ NOT_NAMES = frozenset("a an the in on at by of and it its this that these those 
                       "since every each when after before there today once from to for with".split())
 NAME = r"\b[A-Z][\w'’-]*(?:\s+(?:(?:and|of|the|de|van|von)\s+)?[A-Z][\w'’-]*)*"
 WORD = re.compile(r"\w+")
-AUXILIARIES = ("is", "was", "are", "were", "do", "does", "did", "has", "have", "had")  # not things: "What is …"
+# "which" or "what" before a thing, not before a verb ("What is …", "What did …")
+WHICH_THING = r"\b(?:which|what) (?!(?:is|was|are|were|do|does|did|has|have|had)\b)"
 PREPOSITIONS = frozenset("of in on at to for with from by near that which".split())  # where a thing's words end
 
 TYPES = {  # the type, told from the question (lower case); the first that matches
@@ -37,7 +38,7 @@ TYPES = {  # the type, told from the question (lower case); the first that match
     "measure": r"\bhow (?:long|tall|high|wide|deep|far|heavy|old|big)\b|\bhow much\b.*\bweigh",
     "year": r"\b(?:which|what) year\b|^when (?:did|was|were)\b",
     "name": r"^who\b|\bwhom\b",
-    "title": rf"\b(?:which|what) (?!(?:{'|'.join(AUXILIARIES)})\b)\w|\bcalled\b|\bname of\b",
+    "title": rf"{WHICH_THING}\w|\bcalled\b|\bname of\b",
 }
 # where a title stands in the knowledge: after "called", "named" or "known as" ("known as the Glowworm
 # Express"), and beside the thing the question asks which of ("the island of Ivra", "the river
@@ -91,9 +92,9 @@ def asked_things(question: str) -> list[str]:
     island …?", ["ship"] of "What was the name of the ship …?", ["largest", "pond"] of "What is the
     largest pond in the garden called?"."""
     found = (re.search(r"\bname of (?:the |an? )?(?:[A-Z][\w'’]*\s+)*([a-z]\w*)", question)
-             or re.search(rf"\b(?:which|what) (?!(?:{'|'.join(AUXILIARIES)})\b)(\w+)", question, re.I)
-             or re.search(r"\b(?i:what) (?:is|was|are|were) (?:the |an? )?(?:[A-Z][\w'’]*\s+)*((?:[a-z][\w'’]*\s+)+)",
-                          question))
+             or re.search(rf"{WHICH_THING}(\w+)", question, re.I)
+             or re.search(r"\b(?i:what) (?:is|was|are|were) (?:the |an? )?(?:[A-Z][\w'’]*\s+)*"
+                          r"((?:[a-z][\w'’]*\s+)+)", question))
     words = [word.rstrip("'’") for word in found.group(1).lower().split()] if found else []
     words = words[:next((i for i, word in enumerate(words) if word in PREPOSITIONS), len(words))]
     return [word[:-1] if word.endswith("s") else word for word in words if word != "called"]

@@ -63,8 +63,9 @@ class KnowledgeChain(KcardRunnable):
     mode = ""
     cards: list = []  # the cards it may consult: none for the baselines (vanilla, genread)
 
-    def __init__(self, llm: BaseLanguageModel, model_name: str = "", seed: int | None = 0,
+    def __init__(self, llm: BaseLanguageModel, *, model_name: str = "", seed: int | None = 0,
                  type_bias: float = defaults.TYPE_BIAS):
+        """Every chain's settings (a subclass takes its own and passes these on as keywords)."""
         self.llm = llm
         self.model_name = model_name
         self.seed = seed

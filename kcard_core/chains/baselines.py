@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from langchain_core.runnables import RunnableConfig
 
-from kcard_core import defaults
 from kcard_core.chains.base import KnowledgeChain
 from kcard_core.chains.prompts import BOTTOM_UP_EXAMPLES, GENREAD, bottom_up_prompt
 from kcard_core.text import one_line, text_of, without_options
@@ -18,9 +17,8 @@ from kcard_core.trace import CardChoice, DocumentRecord, Trace
 class Vanilla(KnowledgeChain):
     mode = "vanilla"
 
-    def __init__(self, llm, *, examples: list[dict] | None = None, model_name: str = "", seed: int | None = 0,
-                 type_bias: float = defaults.TYPE_BIAS):
-        super().__init__(llm, model_name, seed, type_bias)
+    def __init__(self, llm, *, examples: list[dict] | None = None, **common):
+        super().__init__(llm, **common)
         self.examples = BOTTOM_UP_EXAMPLES if examples is None else examples
 
     def prepare(self, question: str, trace: Trace, config: RunnableConfig | None) -> str:
@@ -32,9 +30,8 @@ class GenRead(KnowledgeChain):
     mode = "genread"
     DOCUMENT_TOKENS = 96
 
-    def __init__(self, llm, *, examples: list[dict] | None = None, model_name: str = "", seed: int | None = 0,
-                 type_bias: float = defaults.TYPE_BIAS):
-        super().__init__(llm, model_name, seed, type_bias)
+    def __init__(self, llm, *, examples: list[dict] | None = None, **common):
+        super().__init__(llm, **common)
         self.examples = BOTTOM_UP_EXAMPLES if examples is None else examples
 
     def prepare(self, question: str, trace: Trace, config: RunnableConfig | None) -> str:

@@ -17,9 +17,8 @@ class BottomUp(KnowledgeChain):
     mode = "bottom-up"
 
     def __init__(self, llm, cards: list, selectors: list, *, n1: int = defaults.N1, examples: list[dict] | None = None,
-                 model_name: str = "", seed: int | None = 0,
-                 type_bias: float = defaults.TYPE_BIAS):
-        super().__init__(llm, model_name, seed, type_bias)
+                 **common):
+        super().__init__(llm, **common)
         self.cards = cards
         self.pipeline = SelectorPipeline(selectors=selectors)
         self.n1 = n1

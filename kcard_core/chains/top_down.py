@@ -65,9 +65,8 @@ class TopDown(KnowledgeChain):
     def __init__(self, llm, cards: list, factuality, *, explicit: bool = False, similarity: Similarity | None = None,
                  yes_probability: Callable[[str], float] | None = None, ensemble: bool = False, n1: int = defaults.N1,
                  max_iterations: int = 1, min_match: float = MIN_MATCH,
-                 examples: list[dict] | None = None, model_name: str = "", seed: int | None = 0,
-                 type_bias: float = defaults.TYPE_BIAS):
-        super().__init__(llm, model_name, seed, type_bias)
+                 examples: list[dict] | None = None, **common):
+        super().__init__(llm, **common)
         if not 1 <= max_iterations <= limit("KCARD_MAX_ITERATIONS"):
             raise KcardError(f"max_iterations must be between 1 and {limit('KCARD_MAX_ITERATIONS')} "
                              "(KCARD_MAX_ITERATIONS)")
