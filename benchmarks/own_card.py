@@ -10,7 +10,10 @@ wrenhold.txt: fourteen paragraphs about a fictional observatory, written before 
 checked an answer's type and held out from it; ashcombe.txt: fourteen paragraphs about a fictional
 woollen mill, written before the answer step knew a thing's title and held out from it; skerrin.txt:
 fourteen paragraphs about a fictional lighthouse, written before a retrieval card answered a question
-naming its subject in other words, and held out from it) and the questions beside it
+naming its subject in other words, and held out from it; tollmere.txt: fourteen paragraphs about a
+fictional canal, written before the answer step's fallbacks for a title, a clock time and a measure's
+sense, and before the subject counted in every passage's coverage, and held out from them) and the
+questions beside it
 (NAME-questions.jsonl):
 
 - retrieval: `kcard new card NAME --corpus FILE` (BM25 over the text);
@@ -54,7 +57,7 @@ from kcard_core.text import read_corpus
 from kcard_core.trace import Trace
 
 EXAMPLES = HERE.parent / "docs" / "examples"
-CORPORA = ("kelderwick", "halvard", "ostrel", "tarnby", "brackenmoor", "wrenhold", "ashcombe", "skerrin")
+CORPORA = ("kelderwick", "halvard", "ostrel", "tarnby", "brackenmoor", "wrenhold", "ashcombe", "skerrin", "tollmere")
 DESCRIPTIONS = {"kelderwick": "the harbour town of Kelderwick: its history, people and customs",
                 "halvard": "the Halvard Observatory on Mount Ceril: its history, instruments and people",
                 "ostrel": "the Ostrel Botanic Garden in Caddon: its history, plants, buildings and people",
@@ -62,7 +65,8 @@ DESCRIPTIONS = {"kelderwick": "the harbour town of Kelderwick: its history, peop
                 "brackenmoor": "the Brackenmoor Railway from Hallowsea to Dunric: its history, engines and people",
                 "wrenhold": "the Wrenhold Observatory on Scarrow Fell: its history, telescope and people",
                 "ashcombe": "Ashcombe Mill on the river Tenley: its history, machines, cloth and people",
-                "skerrin": "Skerrin Lighthouse on Gannet Rock off Dunhaven: its history, keepers and light"}
+                "skerrin": "Skerrin Lighthouse on Gannet Rock off Dunhaven: its history, keepers and light",
+                "tollmere": "the Tollmere Canal from Tollmere to Brisholt: its history, locks, boats and people"}
 SETUPS = {"right_with_card": "bottom-up", "right_bottom_up": "bottom-up", "right_top_down_auto": "top-down-auto"}
 
 
