@@ -2,9 +2,9 @@
 
 A 270M reader handed the right text often answers with the wrong kind of thing from it: "How many
 bells are in the tower?" → "1187" from "The abbey church was finished in 1187. Its tower … holds six
-bells."; "To whom were the lands sold?" → "1539". Five types are told from the question's words
-alone (a count, a measure, a year, a person or body, the title of a thing: "Which firm …?", "What
-is the night train called?"); the chains ask again, favouring the spans of
+bells."; "To whom were the lands sold?" → "1539". Six types are told from the question's words
+alone (a count, a measure, a year, a time of day, a person or body, the title of a thing: "Which
+firm …?", "What is the night train called?"); the chains ask again, favouring the spans of
 that type, only when the answer holds none of them (see ``KnowledgeChain.answering``).
 """
 
@@ -23,6 +23,13 @@ UNITS = ("miles mile metres metre meters meter feet foot inches inch yards yard 
          "hectares hectare hours hour minutes minute seconds second days day weeks week months month years year "
          "centuries century litres litre liters liter gallons gallon degrees degree per cent percent").split()
 UNIT = rf"(?:{'|'.join(UNITS)})\b"
+MEASURE = rf"\b{NUMBER}\s+(?:[a-z]+\s+)?{UNIT}"  # a word may qualify the unit: "twenty-two nautical miles"
+# the word after a measure that tells what it measures, for the question's "how …" ("38 metres tall"
+# is no answer to "How far away can the light be seen?", "twenty-two nautical miles away" is)
+SENSES = {"tall": "tall|high", "high": "high|tall", "far": "away|off|distant", "wide": "wide|across",
+          "deep": "deep", "long": "long", "old": "old"}
+CLOCK = (rf"\b(?:(?:half|quarter|\d+|{_WORD_NUMBER}) (?:minutes )?(?:past|to) {NUMBER}|{NUMBER} o'clock"
+         r"|\d{1,2}[.:]\d{2}(?:\s*[ap]\.?m\b\.?)?|\d{1,2}\s*[ap]\.?m\b\.?|noon|midday|midnight|dawn|dusk|sunrise|sunset)\b")
 YEAR = r"\b(?:1\d{3}|20\d{2})\b"
 # words that start a sentence or join a name: not a name themselves ("The Quarne Vault" names "Quarne Vault")
 NOT_NAMES = frozenset("a an the in on at by of and it its this that these those he she they his her their "
@@ -37,6 +44,7 @@ TYPES = {  # the type, told from the question (lower case); the first that match
     "count": r"\bhow many\b",
     "measure": r"\bhow (?:long|tall|high|wide|deep|far|heavy|old|big)\b|\bhow much\b.*\bweigh",
     "year": r"\b(?:which|what) year\b|^when (?:did|was|were)\b",
+    "time": r"\b(?:which|what) (?:time|hour)\b",
     "name": r"^who\b|\bwhom\b",
     "title": rf"{WHICH_THING}\w|\bcalled\b|\bname of\b",
 }
@@ -44,12 +52,21 @@ TYPES = {  # the type, told from the question (lower case); the first that match
 # Express"), and beside the thing the question asks which of ("the island of Ivra", "the river
 # Dunmere", "the Grey Heron, the ship …"; "the Glasgow firm of Ardrie and Vane" is a firm, not Glasgow)
 CALLED = r"\b(?:called|named|known as)\s+(?:the\s+)?$"
+# the words a text may use for the thing asked which of: a schooner is a ship, a firm a company
+KINDS = [frozenset(kinds.split()) for kinds in (
+    "ship boat vessel schooner steamer brig barque ketch sloop trawler tug yacht liner ferry",
+    "company firm business maker makers works",
+    "town village city port hamlet",
+    "hill fell mount mountain peak ridge",
+    "river stream brook burn beck",
+    "lake loch tarn mere pond",
+)]
 BETWEEN = r"(?:,?\s+[a-z]+){0,3},?\s+$"  # up to three small words between the thing and its title
 
 
 def answer_type(question: str) -> str | None:
-    """"count", "measure", "year", "name" (of a person or a body) or "title" (of a thing: "Which
-    island …?", "What is … called?"), or None for any other question."""
+    """"count", "measure", "year", "time" (of day), "name" (of a person or a body) or "title" (of a
+    thing: "Which island …?", "What is … called?"), or None for any other question."""
     asked = question.lower()
     return next((kind for kind, pattern in TYPES.items() if re.search(pattern, asked)), None)
 
@@ -57,8 +74,10 @@ def answer_type(question: str) -> str | None:
 def typed_spans(question: str, knowledge: str) -> list[str]:
     """The spans of ``knowledge`` of the type ``question`` asks for (none for an untyped question):
     for "How many bells …?" the numbers before "bells" (any number that no unit follows, when none
-    is); for "How long …?" numbers with a unit; for "In which year …?" years; for "Who …?" names
-    that the question does not already hold; for a title, such names where :func:`titled` finds them."""
+    is); for "How long …?" numbers with a unit (those the question's sense follows, when any do: "…
+    miles away" for "How far …?"); for "In which year …?" years; for "At what time …?" times of day;
+    for "Who …?" names that the question does not already hold; for a title, such names where
+    :func:`titled` finds them."""
     kind = answer_type(question)
     if kind == "count":
         counted = re.search(r"\bhow many (\w+)", question.lower())
@@ -68,9 +87,14 @@ def typed_spans(question: str, knowledge: str) -> list[str]:
         return before or [m.group(0) for m in numbers if not re.fullmatch(YEAR, m.group(0))
                           and not re.match(rf"\s+{UNIT}", knowledge[m.end():], re.IGNORECASE)]
     if kind == "measure":
-        return re.findall(rf"\b{NUMBER}\s+{UNIT}", knowledge, re.IGNORECASE)
+        found = list(re.finditer(MEASURE, knowledge, re.IGNORECASE))
+        how = re.search(rf"\bhow ({'|'.join(SENSES)})\b", question.lower())
+        sensed = [m for m in found if how and re.match(rf"\s+(?:{SENSES[how.group(1)]})\b", knowledge[m.end():])]
+        return [m.group(0) for m in sensed or found]
     if kind == "year":
         return re.findall(YEAR, knowledge)
+    if kind == "time":
+        return re.findall(CLOCK, knowledge, re.IGNORECASE)
     if kind in ("name", "title"):
         asked = {word.lower() for word in WORD.findall(question)}
         things = asked_things(question)
@@ -102,9 +126,11 @@ def asked_things(question: str) -> list[str]:
 
 def titled(name: str, things: list[str], before: str, after: str) -> bool:
     """Whether ``name``, with the knowledge ``before`` and ``after`` it, is the title of the thing
-    asked for: after "called", "named" or "known as"; after the thing with at most three small words
-    between; before ", the thing"; or holding the thing's word ("the Ellow Hills" for "In which hills
-    …?")."""
+    asked for: after "called", "named" or "known as"; after the thing (or a word of its kind, see
+    :data:`KINDS`: "the wrecked schooner Kittiwake" for "Which ship …?") with at most three small
+    words between; before ", the thing"; or holding the thing's word ("the Ellow Hills" for "In which
+    hills …?")."""
+    things = [*things, *(kind for thing in things for kinds in KINDS if thing in kinds for kind in kinds - {thing})]
     return bool(re.search(CALLED, before)) or any(
         re.search(rf"\b{thing}\w*{BETWEEN}", before, re.I)
         or re.match(rf",\s+(?:the|an?)\s+(?:\w+\s+)?{thing}", after, re.I)
@@ -116,6 +142,17 @@ def runs_on(answer: str) -> bool:
     Director MIS Director …" for a PopQA "Who was the director of …?" with unrelated knowledge)."""
     words = [word.lower() for word in WORD.findall(answer)]
     return any(count >= 3 for count in Counter(zip(words, words[1:])).values())
+
+
+def settled(again: str, spans: list[str]) -> str | None:
+    """What an answer asked again, favouring ``spans``, settles on: itself when it names one and does
+    not run on; when it runs on, the span it says in full most often ("The Leeds and Crane and
+    Hattersley and Crane and Hattersley and Crane …" → "Hattersley and Crane"); else None (the first
+    answer stands)."""
+    if not runs_on(again):
+        return again if of_type(again, spans) else None
+    said = max(spans, key=lambda span: again.lower().count(span.lower()), default="")
+    return said if said and said.lower() in again.lower() else None
 
 
 def key_words(span: str) -> set[str]:

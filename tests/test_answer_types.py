@@ -2,7 +2,7 @@
 
 import pytest
 
-from kcard_core.answer_types import answer_type, of_type, runs_on, typed_spans
+from kcard_core.answer_types import answer_type, of_type, runs_on, settled, typed_spans
 
 
 @pytest.mark.parametrize("question, kind", [
@@ -17,6 +17,7 @@ from kcard_core.answer_types import answer_type, of_type, runs_on, typed_spans
     ("What is the night train with lanterns called?", "title"),
     ("Which port does the railway start from?", "title"),
     ("What was the name of the ship of Kelderwick's founder?", "title"),
+    ("At what time did the mill bell ring?", "time"),
     ("When is the night train run?", None),  # a season as likely as a year
     ("What did the flood sweep away?", None),
 ])
@@ -28,6 +29,13 @@ def test_the_spans_of_the_type_in_the_knowledge():
     tower = "The abbey church was finished in 1187. Its tower is 41 metres tall and holds six bells."
     assert typed_spans("How many bells are in the tower?", tower) == ["six"]
     assert typed_spans("How tall is the tower?", tower) == ["41 metres"]
+    # a word may qualify the unit; of several measures, those followed by the question's sense
+    light = "The tower is 38 metres tall. Its light can be seen from twenty-two nautical miles away."
+    assert typed_spans("From how far away can the light be seen?", light) == ["twenty-two nautical miles"]
+    assert typed_spans("How tall is the tower?", light) == ["38 metres"]
+    assert typed_spans("How much does the bell weigh?", light) == ["38 metres", "twenty-two nautical miles"]
+    bell = "The mill bell, cast in 1802, rang at half past five every morning; the last shift ended at 9 pm."
+    assert typed_spans("At what time did the mill bell ring?", bell) == ["half past five", "9 pm"]
     assert typed_spans("In which year was the church finished?", tower) == ["1187"]
     # a count of a unit is the number before it; without the counted word, numbers that are not years or measures
     assert typed_spans("For how many years did it live?", "It lived there for nineteen years.") == ["nineteen"]
@@ -53,8 +61,14 @@ def test_the_spans_of_the_type_in_the_knowledge():
      "Every August the railway runs a night train with lanterns, known as the Glowworm Express.", ["Glowworm Express"]),
     ("What is the largest pond in the garden called?",
      "The largest pond is the Mirror Pond, home to two swans named Hollis and Wren.", ["Mirror Pond", "Hollis and Wren"]),
+    # beside a word of the thing's kind: a fell is a hill, a schooner a ship, a firm a company
+    ("On which hill does the observatory stand?", "It stands on the summit of Scarrow Fell.", ["Scarrow Fell"]),
+    ("Which ship was wrecked?", "In 1881 Ellen Reive saved nine sailors from the wrecked schooner Kittiwake.",
+     ["Kittiwake"]),
+    ("Which company made the engine?", "A steam engine from the Leeds firm of Hattersley and Crane took over.",
+     ["Hattersley and Crane"]),
     # no title beside the thing: nothing to ask again for
-    ("On which hill does the observatory stand?", "It stands on the summit of Scarrow Fell.", []),
+    ("On which hill does the observatory stand?", "It stands on the summit of the highest fell.", []),
 ])
 def test_the_title_of_the_thing_asked_for(question, knowledge, spans):
     assert typed_spans(question, knowledge) == spans
@@ -70,3 +84,13 @@ def test_an_answer_is_of_the_type_when_it_names_one_of_the_spans():
 def test_an_answer_that_says_the_same_words_again_and_again_runs_on():
     assert runs_on("MIS Director MIS Director MIS Director") and runs_on("American American American American")
     assert not runs_on("Ardrie and Vane") and not runs_on("Corran and Sons and Corran and Sons")
+
+
+def test_an_answer_asked_again_settles_on_a_span_or_on_nothing():
+    spans = ["Leeds", "Hattersley and Crane"]
+    assert settled("Hattersley and Crane", spans) == "Hattersley and Crane"
+    assert settled("General Motors", spans) is None  # names no span: the first answer stands
+    # one that runs on is cut to the span it says most often
+    assert settled("The Leeds and Crane and Hattersley and Crane and Hattersley and Crane and Hattersley", spans) == (
+        "Hattersley and Crane")
+    assert settled("MIS Director MIS Director MIS Director", spans) is None

@@ -1,6 +1,7 @@
 """Card manifests, artifacts and their sha256, and what a card's documents carry."""
 
 import hashlib
+from pathlib import Path
 
 import pytest
 
@@ -8,6 +9,7 @@ from conftest import FakeBackend, make_card
 from kcard_core.artifacts import Artifact
 from kcard_core.cards import Card, CardManifest
 from kcard_core.errors import ArtifactError, KcardError
+from kcard_core.text import read_corpus
 
 
 def test_manifest_reports_missing_and_mistyped_fields():
@@ -101,31 +103,41 @@ def test_a_retrieval_card_meets_questions_halfway():
     # "year" says what kind of answer is wanted: it does not pull in the boatyard's "a year"
     assert index.search("In which year was the town founded?") == ["The town was founded in 1742."]
 
-def test_the_subject_ranks_no_passage_above_another():
-    from kcard_core.retrieval import QuestionIndex
+EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"
 
-    garden = ["The Ostrel Botanic Garden is a fictional garden in the city of Caddon.",
-              "The garden's head gardener is Ilse Varga.", "Visitors reach the garden over a footbridge called the Fern Bridge."]
-    question = "What is the footbridge to the Ostrel Botanic Garden called?"
-    assert QuestionIndex(garden).scored(question, k=1)[0][1] == garden[0]  # it holds three of the question's words
-    assert QuestionIndex(garden, "Ostrel Botanic Garden").scored(question, k=1)[0][1] == garden[2]
+
+@pytest.mark.parametrize("corpus, question, answer", [
+    # the subject's words in the opening passage no longer outrank the question's own word elsewhere
+    ("ostrel", "What is the footbridge to the Ostrel Botanic Garden called?", "Fern Bridge"),
+    # every passage covers the subject: "left" is no "leave", yet the keepers' passage is found
+    ("skerrin", "When did the keepers leave Skerrin Lighthouse?", "1989"),
+    # at half weight, the subject still tips a tie between passages that hold the same word ("rock")
+    ("skerrin", "On which rock does Skerrin Lighthouse stand?", "Gannet Rock"),
+])
+def test_the_subject_tells_a_question_is_for_the_text_not_which_passage_answers(corpus, question, answer):
+    from kcard_core.retrieval import QuestionIndex, subject
+
+    passages = read_corpus(EXAMPLES / f"{corpus}.txt")
+    assert answer in QuestionIndex(passages, subject(passages)).scored(question, k=1, coverage=0.3)[0][1]
+    # without it, the opening passage (which names the subject) comes first for the first two
+    assert (answer in QuestionIndex(passages).scored(question, k=1, coverage=0.3)[0][1]) == (answer == "Gannet Rock")
     # the subject still tells that a question is for this text: a passage must hold enough of its words
-    assert QuestionIndex(garden, "Ostrel Botanic Garden").scored("Who runs the Halvard Observatory?", coverage=0.3) == []
+    assert QuestionIndex(passages, subject(passages)).scored("Who runs the Halvard Observatory?", coverage=0.3) == []
 
 
 def test_a_retrieval_card_answers_a_question_that_names_its_subject_in_other_words(tmp_path):
-    (tmp_path / "mill.txt").write_text("Ashby Mill is a fictional mill on the river Tenley.\n\n"
+    (tmp_path / "mill.txt").write_text("Ashby Mill is a fictional mill below Garrow Fell.\n\n"
                                        "In 1851 the mill employed 340 workers.\n\nThe mill bell was cast in 1802.\n")
     (tmp_path / "card.toml").write_text('name = "mill"\ndescription = "d"\nversion = "1"\nlicense = "MIT"\n'
                                         'type = "retrieval"\n[artifacts.corpus]\nfile = "mill.txt"\n'
                                         '[retrieval]\nsubject = "Ashby Mill"\n')
     card = Card.from_manifest(tmp_path / "card.toml")
-    # "people" and "worked" are no word of the text, so too little of the question is covered; but it
+    # "hill" and "stand" are no words of the text, so too little of the question is covered; but it
     # names the mill, so the card answers it with its best passages all the same
-    assert card.index().scored("How many people worked at Ashby Mill in 1851?", coverage=0.3) == []
-    assert [d.page_content for d in card.generate("How many people worked at Ashby Mill in 1851?")] == [
-        "In 1851 the mill employed 340 workers."]
-    assert card.generate("How many people worked at the Grey Mill in 1851?") == []  # another mill's question
+    assert card.index().scored("On which hill does Ashby Mill stand?", coverage=0.3) == []
+    assert [d.page_content for d in card.generate("On which hill does Ashby Mill stand?")] == [
+        "Ashby Mill is a fictional mill below Garrow Fell."]
+    assert card.generate("On which hill does the Grey Mill stand?") == []  # another mill's question
 
 
 @pytest.mark.parametrize("first, subject", [

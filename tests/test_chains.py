@@ -187,15 +187,14 @@ def test_the_answer_step_favours_the_words_of_the_knowledge_that_the_question_la
 
 class Typed(Favoured):
     """Answers "1187" unless asked to favour words with kcard's type bias; then the first of them
-    (six times over when it ``loops``)."""
+    (or the ``loop`` it is set to say)."""
 
-    loops = False
+    loop = ""
 
     def generate(self, model, prompt, *, n, sampling, chat=False):
         if prompt.endswith("Answer:"):
             self.asked.append((sampling.favour, sampling.favour_bias))
-            favoured = " ".join([sampling.favour[0]] * (6 if self.loops else 1))
-            return [favoured if sampling.favour_bias == defaults.TYPE_BIAS else "1187"]
+            return [(self.loop or sampling.favour[0]) if sampling.favour_bias == defaults.TYPE_BIAS else "1187"]
         return FakeBackend.generate(self, model, prompt, n=n, sampling=sampling, chat=chat)
 
 
@@ -216,8 +215,10 @@ def test_an_answer_of_the_wrong_type_is_asked_again_favouring_the_spans_of_the_r
     backend.asked = []
     assert chain.invoke("In which year was the church finished?")["answer"] == "1187"
     assert chain.invoke("What does the tower hold?")["answer"] == "1187" and len(backend.asked) == 2
-    # an answer asked again that runs on ("six six six …") is not kept
-    backend.loops = True
+    # an answer asked again that runs on is cut to the span it says most often, or not kept if it says none
+    backend.loop = "the six bells, the six bells, the six bells, the six"
+    assert chain.invoke("How many bells are in the tower?")["answer"] == "six"
+    backend.loop = "the tower, the tower, the tower"
     assert chain.invoke("How many bells are in the tower?")["answer"] == "1187"
     off = BottomUp(chain.llm, [card], [], n1=1, examples=[], type_bias=0)  # 0: never asked again
     assert off.invoke("How many bells are in the tower?")["answer"] == "1187"

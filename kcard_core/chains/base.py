@@ -113,7 +113,7 @@ class KnowledgeChain(KcardRunnable):
         goes on as the knowledge does (:func:`apposition`); one that names nothing of the type the
         question asks for ("1187" for "How many bells …?") is asked again, favouring the knowledge's
         spans of that type (:mod:`kcard_core.answer_types`); the new answer is kept if it names one
-        and does not run on.
+        and does not run on (one that runs on is cut to the span it says most often).
         """
         hint = self.copy_hint(question, trace.knowledge())
         stem, options = split_options(question)
@@ -135,7 +135,7 @@ class KnowledgeChain(KcardRunnable):
             trace.turns.append(Turn(f"the answer is no {answer_types.answer_type(question)} from the knowledge: "
                                     "asked again, favouring those", reply,
                                     details={"spans": spans, "asked again": again}))
-            reply = again if answer_types.of_type(again, spans) and not answer_types.runs_on(again) else reply
+            reply = answer_types.settled(again, spans) or reply
         return reply
 
     def typed_spans(self, question: str, trace: Trace) -> list[str]:
