@@ -41,8 +41,8 @@ class RetrievalDefaults:
     passages: int = 3
     floor: float = 0.75
     coverage: float = 0.3
-    subject: str = ""  # what the whole corpus is about: it ranks no passage above another, and a question
-    # that names it is for this card even in other words (QuestionIndex)
+    subject: str = ""  # what the card's whole text is about (any card with a text, an LM card's too): every
+    # passage covers it, and a question that names it is for this card even in other words (QuestionIndex)
 
 
 @dataclass(frozen=True)
@@ -148,12 +148,18 @@ class Card:
 
     def index(self) -> QuestionIndex | None:
         """The text this card holds, searchable (an LM card's evidence; a retrieval card's passages), or None:
-        top-down-auto lets a card claim a question that names a word no other card's text holds."""
+        top-down-auto lets a card claim a question that names a word no other card's text holds, and
+        bottom-up asks only the card whose subject a question names."""
         if "_index" not in self.__dict__:  # built once, shared by the copies with_backend makes
             from kcard_core.retrieval import QuestionIndex
 
-            self.__dict__["_index"] = QuestionIndex(self.evidence()) if self.evidence else None
+            texts = self.passages()
+            self.__dict__["_index"] = None if texts is None else QuestionIndex(texts, self.manifest.retrieval.subject)
         return self.__dict__["_index"]
+
+    def passages(self) -> list[str] | None:
+        """The text :meth:`index` searches: an LM card's evidence, or None without one."""
+        return self.evidence() if self.evidence else None
 
     def with_backend(self, backend: Backend, settings: dict[str, Any] | None = None,
                      cache: GenerationCache | None = None) -> "Card":
@@ -252,13 +258,6 @@ class RetrievalCard(Card):
         # Observatory?", where BM25 had them the right way; together, the reader sees both.
         kept = [text for score, text in found if score >= settings.floor * found[0][0]]
         return [" ".join(kept)] if kept else []
-
-    def index(self) -> QuestionIndex:
-        if "_index" not in self.__dict__:
-            from kcard_core.retrieval import QuestionIndex
-
-            self.__dict__["_index"] = QuestionIndex(self.passages(), self.manifest.retrieval.subject)
-        return self.__dict__["_index"]
 
     def passages(self) -> list[str]:
         if self.manifest.corpus:

@@ -7,7 +7,7 @@ from langchain_core.language_models.fake import FakeListLLM
 
 from conftest import FakeBackend, make_card
 from kcard_core import defaults
-from kcard_core.trace import CardError
+from kcard_core.trace import CardChoice, CardError
 from kcard_core.chains import BottomUp, GenRead, TopDown, Vanilla
 from kcard_core.chains.top_down import match_card_name, parse_yes_no
 from kcard_core.backends import Backend, Sampling
@@ -494,6 +494,26 @@ class Writes(FakeBackend):
 
     def generate(self, model, prompt, *, n, sampling, chat=False):
         return [self.text] * n
+
+
+def test_bottom_up_asks_only_the_card_whose_subject_the_question_names(tmp_path):
+    from kcard_core.cards import Card, CardManifest
+
+    (tmp_path / "mill.txt").write_text("Ashcombe Mill is a fictional mill.\n\nIn 1874 it opened the Lantern School.\n")
+    (tmp_path / "mill.gguf").write_bytes(b"mill")
+    mill = Card(CardManifest.from_dict({
+        "name": "mill", "description": "a mill", "version": "1", "license": "MIT", "prompt": "{query}",
+        "artifacts": {"model": {"file": str(tmp_path / "mill.gguf")}, "evidence": {"file": str(tmp_path / "mill.txt")}},
+        "retrieval": {"subject": "Ashcombe Mill"}}), backend=Writes("The mill opened the Lantern School in 1874."))
+    # another card's document that copies the question's name won the selectors over the mill's own
+    news = make_card(tmp_path, "news", "the news", Writes("The school of Ashcombe Mill was the Children's School."))
+    chain = BottomUp(FakeListLLM(responses=["Lantern School", "Paris"]), [mill, news], [], n1=1, examples=[])
+    trace = chain.invoke("What was the school of Ashcombe Mill called?")["trace"]
+    assert trace.cards == [CardChoice("mill", "the question names its subject, 'Ashcombe Mill'")]
+    assert trace.knowledge() == "The mill opened the Lantern School in 1874."
+    # a question that names no card's subject: every card writes
+    trace = chain.invoke("What is the capital of France?")["trace"]
+    assert [choice.card for choice in trace.cards] == ["mill", "news"] and "Children's School" in trace.knowledge()
 
 
 def test_an_answer_that_only_repeats_the_question_goes_on_as_the_knowledge_does(tmp_path):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from abc import abstractmethod
-from typing import Any, AsyncIterator, Generator, Iterator
+from typing import TYPE_CHECKING, Any, AsyncIterator, Generator, Iterable, Iterator
 
 from langchain_core.documents import Document
 from langchain_core.language_models import BaseLanguageModel
@@ -18,6 +18,9 @@ from kcard_core.llm import BackendLLM
 from kcard_core.runs import KcardRunnable
 from kcard_core.text import named_option, one_line, split_options, text_of, without_options
 from kcard_core.trace import CardError, Trace, Turn
+
+if TYPE_CHECKING:
+    from kcard_core.retrieval import QuestionIndex
 
 ANSWER_STOP = ["\n"]  # every prompt segment is one line, so is the answer
 WORD = re.compile(r"\w+")
@@ -35,6 +38,20 @@ def apposition(question: str, answer: str, knowledge: str) -> str:
         return ""
     found = re.search(re.escape(answer) + APPOSITION, knowledge, re.IGNORECASE)
     return found.group(1) if found else ""
+
+
+def card_texts(cards: Iterable) -> dict[str, QuestionIndex]:
+    """Each card's searchable text (:meth:`kcard_core.cards.Card.index`) by name; a card whose text
+    cannot load has none here (its error shows when it is asked)."""
+    texts = {}
+    for card in cards:
+        try:
+            index = card.index()
+        except Exception:  # noqa: BLE001 - a card's own data; reported where the card runs
+            continue
+        if index is not None:
+            texts[card.name] = index
+    return texts
 
 
 def question_of(input: Any) -> str:

@@ -6,7 +6,7 @@ from langchain_core.documents import Document
 from langchain_core.runnables import RunnableConfig
 
 from kcard_core import defaults
-from kcard_core.chains.base import KnowledgeChain
+from kcard_core.chains.base import KnowledgeChain, card_texts
 from kcard_core.chains.prompts import BOTTOM_UP_EXAMPLES, bottom_up_prompt
 from kcard_core.text import without_options
 from kcard_core.selectors import SelectorPipeline
@@ -29,10 +29,20 @@ class BottomUp(KnowledgeChain):
         return bottom_up_prompt(question, [doc.page_content for doc in kept], self.examples)
 
     def knowledge(self, question: str, trace: Trace, config: RunnableConfig | None) -> list[Document]:
-        """The documents that reach the prompt: every card writes, the selectors filter."""
-        trace.cards = [CardChoice(card.name, "bottom-up asks every active card") for card in self.cards]
+        """The documents that reach the prompt: every card writes, the selectors filter.
+
+        A question that names the subject of one card's text ("When did the keepers leave Skerrin
+        Lighthouse?", its ``[retrieval] subject``) is for that card alone: other cards' documents that
+        copy the question's name ("… the school for the children of Ashcombe Mill was called the
+        Ashcombe Children's School") won the selectors over the card's own passage.
+        """
+        texts = card_texts(self.cards)
+        owners = [card for card in self.cards if card.name in texts and texts[card.name].names_subject(without_options(question))]
+        cards = owners if len(owners) == 1 else self.cards
+        trace.cards = [CardChoice(card.name, f"the question names its subject, {card.manifest.retrieval.subject!r}"
+                                  if owners == cards else "bottom-up asks every active card") for card in cards]
         with trace.timer("cards"):
-            documents = self.run_cards(self.cards, question, self.n1, trace, config)
+            documents = self.run_cards(cards, question, self.n1, trace, config)
         kept, stages = self.pipeline.run(documents, without_options(question), config)
         for stage in stages:
             trace.seconds[stage.selector] = stage.seconds

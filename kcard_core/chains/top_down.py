@@ -14,7 +14,7 @@ from typing import Callable, Sequence
 from langchain_core.runnables import RunnableConfig
 
 from kcard_core import defaults
-from kcard_core.chains.base import KnowledgeChain
+from kcard_core.chains.base import KnowledgeChain, card_texts
 from kcard_core.chains.prompts import (BOTTOM_UP_EXAMPLES, CHOOSE_SOURCE, NEED_MORE, NEED_MORE_TEMPLATES,
                                        TOP_DOWN_EXAMPLES, WHAT_KIND, bottom_up_prompt, top_down_start)
 from kcard_core.config import limit
@@ -192,17 +192,8 @@ class TopDown(KnowledgeChain):
         return self.by_name.get(name), why, prompt + f" {one_line(reply)}\n"
 
     def claims(self, question: str) -> dict[str, list[str]]:
-        """The cards whose text alone holds a word or name of the question (:func:`kcard_core.retrieval.claimants`);
-        a card whose text cannot load claims nothing (its error shows when it is asked)."""
-        indexes = {}
-        for name, card in self.by_name.items():
-            try:
-                index = card.index()
-            except Exception:  # noqa: BLE001 - a card's own data; reported where the card runs
-                continue
-            if index is not None:
-                indexes[name] = index
-        return claimants(without_options(question), indexes)
+        """The cards whose text alone holds a word or name of the question (:func:`kcard_core.retrieval.claimants`)."""
+        return claimants(without_options(question), card_texts(self.by_name.values()))
 
     def description_scores(self, *texts: str, among: Sequence[str] = ()) -> dict[str, tuple[float, str]]:
         """Each card's (similarity, which text) to the closest of ``texts`` ("need" first, then "question"),

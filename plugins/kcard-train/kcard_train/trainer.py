@@ -245,8 +245,9 @@ def _toml_table(header: str, values: dict) -> str:
 
 
 def write_manifest(out_dir: Path, name: str, description: str, artifacts: dict[str, Artifact],
-                   training: dict) -> None:
-    """card.toml: the card, its artifacts with their sha256, and how it was trained."""
+                   training: dict, subject: str = "") -> None:
+    """card.toml: the card, its artifacts with their sha256, what its text is about (the subject,
+    see :class:`kcard_core.retrieval.QuestionIndex`) and how it was trained."""
     text = (f'name = {json.dumps(name)}\ndescription = {json.dumps(description)}\nversion = "0.1.0"\n'
             f'license = "the base model\'s licence"\nprompt = "{{query}}\\n"\n')
     for role, artifact in artifacts.items():
@@ -255,6 +256,8 @@ def write_manifest(out_dir: Path, name: str, description: str, artifacts: dict[s
     # a memorised card writes its passage back word for word, repeating the question's names: no penalty
     penalty = 1.0 if training["recipe"].get("cues") else 1.15
     text += _toml_table("generation", {"max_tokens": 64, "temperature": 0.1, "repeat_penalty": penalty})
+    if subject:
+        text += _toml_table("retrieval", {"subject": subject})
     text += _toml_table("training", {key: value for key, value in training.items() if not isinstance(value, dict)})
     for key, value in training.items():
         if isinstance(value, dict):
@@ -348,5 +351,5 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
               "corpus": fingerprint(texts), "recipe": {k: list(v) if isinstance(v, tuple) else v
                                                        for k, v in asdict(recipe).items() if v is not None}}
     write_manifest(out_dir, name, description or f"knowledge from a corpus of {len(texts)} documents", artifacts,
-                   result)
+                   result, subject)
     return {**result, "recall_misses": recalled["misses"]}

@@ -25,7 +25,8 @@ def test_corpus_formats(tmp_path):
 
 def train(tmp_path, *options):
     corpus = tmp_path / "corpus.txt"
-    corpus.write_text("\n\n".join(f"Candidate {i % 7} won district {i} in the 2022 elections." for i in range(150)))
+    corpus.write_text("The Districts Board is a fictional board.\n\n"
+                      + "\n\n".join(f"Candidate {i % 7} won district {i} in the 2022 elections." for i in range(150)))
     cli_with_train = cli
     load_registry().call_hook("register_commands", lambda plugin: cli_with_train, argname="cli")
     return CliRunner().invoke(cli_with_train, ["train", str(corpus), "--name", "districts", "--out",
@@ -39,6 +40,7 @@ def test_train_writes_a_card_that_runs_on_both_backends(tmp_path):
     manifest = (tmp_path / "card" / "card.toml").read_text()
     assert "recall_by_epoch = [" in manifest  # the learning curve, kept
     assert tomllib.loads(manifest)["training"]["recipe"]["cues"] == 3
+    assert tomllib.loads(manifest)["retrieval"]["subject"] == "Districts Board"  # what its text is about
     card = Card.from_manifest(tmp_path / "card" / "card.toml")
     assert set(card.manifest.artifacts) == {"model", "evidence"}  # the text, for the factuality check
     assert (tmp_path / "card" / "hf" / "model.safetensors").is_file()  # kept for further training
