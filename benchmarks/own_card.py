@@ -11,9 +11,9 @@ checked an answer's type and held out from it; ashcombe.txt: fourteen paragraphs
 woollen mill, written before the answer step knew a thing's title and held out from it; skerrin.txt:
 fourteen paragraphs about a fictional lighthouse, written before a retrieval card answered a question
 naming its subject in other words, and held out from it; tollmere.txt: fourteen paragraphs about a
-fictional canal, written before the answer step's fallbacks for a title, a clock time and a measure's
-sense, and before the subject counted in every passage's coverage, and held out from them) and the
-questions beside it
+fictional canal, written before the answer step knew a time of day, a measure's sense and a title
+beside a word of its kind, before every passage covered the subject and before bottom-up asked only
+the card whose subject the question names, and held out from them) and the questions beside it
 (NAME-questions.jsonl):
 
 - retrieval: `kcard new card NAME --corpus FILE` (BM25 over the text);
@@ -188,7 +188,14 @@ before the answer step knew a thing's title ("Which firm …?", "What is … cal
 six texts above) and run once after it (its retrieval row again after the subject fallback, which
 its miss helped choose: 16 / 15 / 15 before); skerrin was written last, committed before a retrieval card
 answered a question that names its subject in words the text does not use (chosen on the seven texts
-above) and run once after it.
+above) and run once after it; tollmere was written last, committed before the answer step knew a
+time of day ("At what time …?"), a measure's sense ("… miles away" for "How far …?") and a title
+beside a word of its kind ("the schooner Kittiwake" for "Which ship …?"), before every passage
+covered the subject and before bottom-up asked only the card whose subject the question names
+(all chosen on the eight texts above), and run once after the answer-step and coverage changes
+(retrieval 18 / 18 / 18, LM 12 / 11 / 12); its rows are from after the bottom-up change, which its
+runs did not shape. The LM rows of the other eight texts were asked again with their kept cards,
+their manifests given the subject that `kcard train` now writes.
 Top-down: "said No" = questions whose "Do you need more information?" the base LLM answered No
 (top-down-auto asks the card whose text alone holds a word of the question all the same); "chose
 the card" = questions it gave to this corpus's card.
