@@ -13,7 +13,8 @@ fourteen paragraphs about a fictional lighthouse, written before a retrieval car
 naming its subject in other words, and held out from it; tollmere.txt: fourteen paragraphs about a
 fictional canal, written before the answer step knew a time of day, a measure's sense and a title
 beside a word of its kind, before every passage covered the subject and before bottom-up asked only
-the card whose subject the question names, and held out from them) and the questions beside it
+the card whose subject the question names, and held out from them; quillon.txt: fourteen paragraphs
+about a fictional theatre, written after all of it and run once at the end) and the questions beside it
 (NAME-questions.jsonl):
 
 - retrieval: `kcard new card NAME --corpus FILE` (BM25 over the text);
@@ -57,7 +58,7 @@ from kcard_core.text import read_corpus
 from kcard_core.trace import Trace
 
 EXAMPLES = HERE.parent / "docs" / "examples"
-CORPORA = ("kelderwick", "halvard", "ostrel", "tarnby", "brackenmoor", "wrenhold", "ashcombe", "skerrin", "tollmere")
+CORPORA = ("kelderwick", "halvard", "ostrel", "tarnby", "brackenmoor", "wrenhold", "ashcombe", "skerrin", "tollmere", "quillon")
 DESCRIPTIONS = {"kelderwick": "the harbour town of Kelderwick: its history, people and customs",
                 "halvard": "the Halvard Observatory on Mount Ceril: its history, instruments and people",
                 "ostrel": "the Ostrel Botanic Garden in Caddon: its history, plants, buildings and people",
@@ -66,7 +67,8 @@ DESCRIPTIONS = {"kelderwick": "the harbour town of Kelderwick: its history, peop
                 "wrenhold": "the Wrenhold Observatory on Scarrow Fell: its history, telescope and people",
                 "ashcombe": "Ashcombe Mill on the river Tenley: its history, machines, cloth and people",
                 "skerrin": "Skerrin Lighthouse on Gannet Rock off Dunhaven: its history, keepers and light",
-                "tollmere": "the Tollmere Canal from Tollmere to Brisholt: its history, locks, boats and people"}
+                "tollmere": "the Tollmere Canal from Tollmere to Brisholt: its history, locks, boats and people",
+                "quillon": "the Quillon Theatre in Hartsmere: its history, building, company and people"}
 SETUPS = {"right_with_card": "bottom-up", "right_bottom_up": "bottom-up", "right_top_down_auto": "top-down-auto"}
 
 
