@@ -36,14 +36,16 @@ class BottomUp(KnowledgeChain):
         copy the question's name ("… the school for the children of Ashcombe Mill was called the
         Ashcombe Children's School") won the selectors over the card's own passage.
         """
-        texts = card_texts(self.cards)
-        owners = [card for card in self.cards if card.name in texts and texts[card.name].names_subject(without_options(question))]
-        cards = owners if len(owners) == 1 else self.cards
-        trace.cards = [CardChoice(card.name, f"the question names its subject, {card.manifest.retrieval.subject!r}"
-                                  if owners == cards else "bottom-up asks every active card") for card in cards]
+        texts, query = card_texts(self.cards), without_options(question)
+        owners = [card for card in self.cards if card.name in texts and texts[card.name].names_subject(query)]
+        if len(owners) == 1:
+            cards, why = owners, f"the question names its subject, {owners[0].manifest.retrieval.subject!r}"
+        else:
+            cards, why = self.cards, "bottom-up asks every active card"
+        trace.cards = [CardChoice(card.name, why) for card in cards]
         with trace.timer("cards"):
             documents = self.run_cards(cards, question, self.n1, trace, config)
-        kept, stages = self.pipeline.run(documents, without_options(question), config)
+        kept, stages = self.pipeline.run(documents, query, config)
         for stage in stages:
             trace.seconds[stage.selector] = stage.seconds
             trace.add_stage(stage.selector, stage.scores, stage.kept, stage.texts, stage.details)
