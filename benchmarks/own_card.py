@@ -196,7 +196,8 @@ beside a word of its kind ("the schooner Kittiwake" for "Which ship …?"), befo
 covered the subject and before bottom-up asked only the card whose subject the question names
 (all chosen on the eight texts above), and run once after the answer-step and coverage changes
 (retrieval 18 / 18 / 18, LM 12 / 11 / 12); its rows are from after the bottom-up change, which its
-runs did not shape. The LM rows of the other eight texts were asked again with their kept cards,
+runs did not shape; quillon was written after every change and run once at the end. The LM rows of
+the eight texts before tollmere were asked again with their kept cards,
 their manifests given the subject that `kcard train` now writes.
 Top-down: "said No" = questions whose "Do you need more information?" the base LLM answered No
 (top-down-auto asks the card whose text alone holds a word of the question all the same); "chose
