@@ -112,25 +112,26 @@ def typed_spans(question: str, knowledge: str) -> list[str]:
 
 
 def asked_things(question: str) -> list[str]:
-    """The thing a title question asks which of, as its words' starts: ["island"] of "From which
-    island …?", ["ship"] of "What was the name of the ship …?", ["largest", "pond"] of "What is the
-    largest pond in the garden called?"."""
+    """The thing a title question asks which of, as its words' starts, then the words of its kind
+    (:data:`KINDS`): ["island"] of "From which island …?", ["ship", "schooner", …] of "What was the
+    name of the ship …?", ["largest", "pond", "lake", …] of "What is the largest pond in the garden
+    called?"."""
     found = (re.search(r"\bname of (?:the |an? )?(?:[A-Z][\w'’]*\s+)*([a-z]\w*)", question)
              or re.search(rf"{WHICH_THING}(\w+)", question, re.I)
              or re.search(r"\b(?i:what) (?:is|was|are|were) (?:the |an? )?(?:[A-Z][\w'’]*\s+)*"
                           r"((?:[a-z][\w'’]*\s+)+)", question))
     words = [word.rstrip("'’") for word in found.group(1).lower().split()] if found else []
     words = words[:next((i for i, word in enumerate(words) if word in PREPOSITIONS), len(words))]
-    return [word[:-1] if word.endswith("s") else word for word in words if word != "called"]
+    things = [word[:-1] if word.endswith("s") else word for word in words if word != "called"]
+    return things + [kind for thing in things for kinds in KINDS if thing in kinds for kind in sorted(kinds - {thing})]
 
 
 def titled(name: str, things: list[str], before: str, after: str) -> bool:
     """Whether ``name``, with the knowledge ``before`` and ``after`` it, is the title of the thing
-    asked for: after "called", "named" or "known as"; after the thing (or a word of its kind, see
-    :data:`KINDS`: "the wrecked schooner Kittiwake" for "Which ship …?") with at most three small
-    words between; before ", the thing"; or holding the thing's word ("the Ellow Hills" for "In which
+    asked for (:func:`asked_things`): after "called", "named" or "known as"; after the thing or a word
+    of its kind ("the wrecked schooner Kittiwake" for "Which ship …?") with at most three small words
+    between; before ", the thing"; or holding the thing's word ("the Ellow Hills" for "In which
     hills …?")."""
-    things = [*things, *(kind for thing in things for kinds in KINDS if thing in kinds for kind in kinds - {thing})]
     return bool(re.search(CALLED, before)) or any(
         re.search(rf"\b{thing}\w*{BETWEEN}", before, re.I)
         or re.match(rf",\s+(?:the|an?)\s+(?:\w+\s+)?{thing}", after, re.I)

@@ -40,7 +40,7 @@ def stem(word: str) -> str:
 class BM25:
     """Claims against evidence sentences (fact-checking); :class:`QuestionIndex` for questions."""
 
-    subject: set[str] = set()  # words that every text is about: each text holds them in coverage
+    subject: frozenset[str] | set[str] = frozenset()  # words that every text is about: each text holds them in coverage
 
     def __init__(self, texts: list[str], k1: float = 1.5, b: float = 0.75):
         self.texts = texts

@@ -46,8 +46,8 @@ class ChainSpec:
                                                    "the knowledge that the question lacks (0: off; a kcard "
                                                    "backend's model only).", low=0, high=10)
     type_bias: float = setting(defaults.TYPE_BIAS, "The answer: an answer that names no count, measure, year, "
-                                                   "name or title of the knowledge, where the question asks for "
-                                                   "one, is asked again with this added to their words' logits "
+                                                   "time, name or title of the knowledge, where the question asks "
+                                                   "for one, is asked again with this added to their words' logits "
                                                    "(0: off; a kcard backend's model only).", low=0, high=20)
     max_iterations: int = setting(1, "Top-down: rounds of asking for knowledge.", low=1, high=20)
     decide: str = setting("reply", "Top-down: read Yes/No from the reply, or from P(yes) calibrated against a "
