@@ -58,7 +58,8 @@ from kcard_core.text import read_corpus
 from kcard_core.trace import Trace
 
 EXAMPLES = HERE.parent / "docs" / "examples"
-CORPORA = ("kelderwick", "halvard", "ostrel", "tarnby", "brackenmoor", "wrenhold", "ashcombe", "skerrin", "tollmere", "quillon")
+CORPORA = ("kelderwick", "halvard", "ostrel", "tarnby", "brackenmoor", "wrenhold", "ashcombe", "skerrin", "tollmere",
+           "quillon")
 DESCRIPTIONS = {"kelderwick": "the harbour town of Kelderwick: its history, people and customs",
                 "halvard": "the Halvard Observatory on Mount Ceril: its history, instruments and people",
                 "ostrel": "the Ostrel Botanic Garden in Caddon: its history, plants, buildings and people",
@@ -188,8 +189,8 @@ committed before the answer step checked an answer's type (type_bias = {defaults
 on the other five texts) and run once after it; ashcombe was written after all of them, committed
 before the answer step knew a thing's title ("Which firm …?", "What is … called?", chosen on the
 six texts above) and run once after it (its retrieval row again after the subject fallback, which
-its miss helped choose: 16 / 15 / 15 before); skerrin was written last, committed before a retrieval card
-answered a question that names its subject in words the text does not use (chosen on the seven texts
+its miss helped choose: 16 / 15 / 15 before); skerrin was written next, committed before a retrieval
+card answered a question that names its subject in words the text does not use (chosen on the seven texts
 above) and run once after it; tollmere was written last, committed before the answer step knew a
 time of day ("At what time …?"), a measure's sense ("… miles away" for "How far …?") and a title
 beside a word of its kind ("the schooner Kittiwake" for "Which ship …?"), before every passage
@@ -197,8 +198,8 @@ covered the subject and before bottom-up asked only the card whose subject the q
 (all chosen on the eight texts above), and run once after the answer-step and coverage changes
 (retrieval 18 / 18 / 18, LM 12 / 11 / 12); its rows are from after the bottom-up change, which its
 runs did not shape; quillon was written after every change and run once at the end. The LM rows of
-the eight texts before tollmere were asked again with their kept cards,
-their manifests given the subject that `kcard train` now writes.
+the eight texts before tollmere were asked again with their kept cards, their manifests given the
+subject that `kcard train` now writes.
 Top-down: "said No" = questions whose "Do you need more information?" the base LLM answered No
 (top-down-auto asks the card whose text alone holds a word of the question all the same); "chose
 the card" = questions it gave to this corpus's card.

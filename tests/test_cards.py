@@ -103,6 +103,7 @@ def test_a_retrieval_card_meets_questions_halfway():
     # "year" says what kind of answer is wanted: it does not pull in the boatyard's "a year"
     assert index.search("In which year was the town founded?") == ["The town was founded in 1742."]
 
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"
 
 
