@@ -59,7 +59,9 @@ from kcard_core.trace import Trace
 
 EXAMPLES = HERE.parent / "docs" / "examples"
 CORPORA = ("kelderwick", "halvard", "ostrel", "tarnby", "brackenmoor", "wrenhold", "ashcombe", "skerrin", "tollmere",
-           "quillon")
+           "quillon", "penmarrow")
+HELD_OUT = ("penmarrow",)  # run once, at the final state, after every choice made on the others
+TUNING = tuple(corpus for corpus in CORPORA if corpus not in HELD_OUT)
 DESCRIPTIONS = {"kelderwick": "the harbour town of Kelderwick: its history, people and customs",
                 "halvard": "the Halvard Observatory on Mount Ceril: its history, instruments and people",
                 "ostrel": "the Ostrel Botanic Garden in Caddon: its history, plants, buildings and people",
@@ -69,7 +71,8 @@ DESCRIPTIONS = {"kelderwick": "the harbour town of Kelderwick: its history, peop
                 "ashcombe": "Ashcombe Mill on the river Tenley: its history, machines, cloth and people",
                 "skerrin": "Skerrin Lighthouse on Gannet Rock off Dunhaven: its history, keepers and light",
                 "tollmere": "the Tollmere Canal from Tollmere to Brisholt: its history, locks, boats and people",
-                "quillon": "the Quillon Theatre in Hartsmere: its history, building, company and people"}
+                "quillon": "the Quillon Theatre in Hartsmere: its history, building, company and people",
+                "penmarrow": "Penmarrow Pier at Saltcombe Bay: its history, pavilion, steamers and people"}
 SETUPS = {"right_with_card": "bottom-up", "right_bottom_up": "bottom-up", "right_top_down_auto": "top-down-auto"}
 
 

@@ -31,8 +31,9 @@ class ChainSpec:
     model: str | None = setting(None, f"Base LLM: a GGUF path or a known name [default: {DEFAULT_MODEL}].")
     backend: str | None = setting(None, "Backend for cards and base LLM [default: per card in config.toml, "
                                         "else llama-cpp].")
-    n1: int = setting(defaults.N1, "Documents each LM card samples (retrieval and KG cards return one document "
-                                   "of their best passages).", low=1, high=20)
+    n1: int | None = setting(defaults.N1, "Documents each LM card samples (retrieval and KG cards return one "
+                                          "document of their best passages) [default: the card's own, its "
+                                          "manifest's [generation] n, 1 unless it says].", low=1, high=20)
     n2: int = setting(defaults.N2, "Documents the relevance selector keeps.", low=1, high=100)
     n3: int = setting(defaults.N3, "Documents the factuality selector keeps.", low=1, high=100)
     selectors: tuple[str, ...] = setting(defaults.SELECTORS, "Bottom-up: the selectors to run, in order "
@@ -64,7 +65,7 @@ class ChainSpec:
             value, meta = getattr(self, spec.name), spec.metadata
             if meta["choices"] and value is not None and value not in meta["choices"]:
                 raise KcardError(f"unknown {spec.name} {value!r}; choose one of {', '.join(meta['choices'])}")
-            if meta["low"] is not None and not meta["low"] <= value <= meta["high"]:
+            if meta["low"] is not None and value is not None and not meta["low"] <= value <= meta["high"]:
                 raise KcardError(f"{spec.name} must be between {meta['low']} and {meta['high']}, not {value}")
         if self.cards is not None:  # any sequence of names; none named means every card
             object.__setattr__(self, "cards", tuple(self.cards) or None)

@@ -68,6 +68,20 @@ def test_bottom_up_prepends_selected_knowledge_and_names_the_failed_card(cards):
     assert set(trace.seconds) >= {"cards", "length", "knowledge", "answer"}
 
 
+def test_each_lm_card_samples_its_own_number_unless_the_chain_names_one(cards, tmp_path):
+    from dataclasses import replace
+
+    science, politics = cards[:2]
+    six = science.__class__(replace(science.manifest, generation=replace(science.manifest.generation, n=6)),
+                            science.backend)  # as `kcard train` writes a memorised card
+    llm = FakeListLLM(responses=["x"] * 2)
+    by_card = BottomUp(llm, [six, politics], [], examples=[]).invoke("Who won?")["trace"].documents
+    assert sorted(doc_id for doc_id in by_card) == [*(f"politics#{i}" for i in [1]),
+                                                   *(f"science#{i}" for i in range(1, 7))]
+    named = BottomUp(llm, [six, politics], [], n1=2, examples=[]).invoke("Who won?")["trace"].documents
+    assert len(named) == 4
+
+
 def test_empty_question_is_refused(cards):
     with pytest.raises(KcardError, match="empty"):
         BottomUp(FakeListLLM(responses=["x"]), cards, []).invoke("  ")
@@ -105,6 +119,32 @@ def test_top_down_auto_matches_the_question_when_it_is_closer_than_the_stated_ne
     trace = chain.invoke("Which party won the elections?")["trace"]  # both point the same way: the need
     assert trace.cards[0].card == "politics" and trace.turns[-1].details["matched"] == "need"
 
+
+
+class Samples(FakeBackend):
+    """Each sample a different passage, as a card trained on a text writes (its neighbour first)."""
+
+    def generate(self, model, prompt, *, n, sampling, chat=False):
+        return ["Traffic ended in 1962.", "The canal was opened in 1794.", "The canal's emblem is a pike."][:n]
+
+
+class Tie(Selector):
+    """Scores every document alike and keeps the first: a factuality check none of them fails."""
+
+    name: str = "factuality"
+
+    def score_documents(self, documents, query):
+        return [self.record(doc, 0.5) for doc in documents]
+
+    def choose(self, scored):
+        return scored[:1]
+
+
+def test_top_down_keeps_the_sample_closest_to_the_question_when_factuality_ties(tmp_path):
+    card = make_card(tmp_path, "canal", "a canal's history", Samples())
+    llm = FakeListLLM(responses=["Yes", "The canal's history", "1794"])
+    trace = TopDown(llm, [card], Tie(), n1=3, examples=[]).invoke("In which year was the canal opened?")["trace"]
+    assert trace.knowledge() == "The canal was opened in 1794."
 
 
 def text_card(folder, name: str, description: str, evidence: str):

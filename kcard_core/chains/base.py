@@ -274,9 +274,10 @@ class KnowledgeChain(KcardRunnable):
         trace.answer += text
         return text
 
-    def run_cards(self, cards: list, question: str, n: int, trace: Trace,
+    def run_cards(self, cards: list, question: str, n: int | None, trace: Trace,
                   config: RunnableConfig | None) -> list[Document]:
-        """Every card writes ``n`` documents, concurrently up to ``config['max_concurrency']``.
+        """Every card writes ``n`` documents (None: each its own number), concurrently up to
+        ``config['max_concurrency']``.
 
         A card that fails is named in the trace and the others' documents are used; empty documents
         and repeats are dropped (and marked in the trace).

@@ -16,8 +16,8 @@ from kcard_core.trace import CardChoice, Trace
 class BottomUp(KnowledgeChain):
     mode = "bottom-up"
 
-    def __init__(self, llm, cards: list, selectors: list, *, n1: int = defaults.N1, examples: list[dict] | None = None,
-                 **common):
+    def __init__(self, llm, cards: list, selectors: list, *, n1: int | None = defaults.N1,
+                 examples: list[dict] | None = None, **common):
         super().__init__(llm, **common)
         self.cards = cards
         self.pipeline = SelectorPipeline(selectors=selectors)

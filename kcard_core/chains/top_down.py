@@ -63,8 +63,8 @@ class TopDown(KnowledgeChain):
     """
 
     def __init__(self, llm, cards: list, factuality, *, explicit: bool = False, similarity: Similarity | None = None,
-                 yes_probability: Callable[[str], float] | None = None, ensemble: bool = False, n1: int = defaults.N1,
-                 max_iterations: int = 1, min_match: float = MIN_MATCH,
+                 yes_probability: Callable[[str], float] | None = None, ensemble: bool = False,
+                 n1: int | None = defaults.N1, max_iterations: int = 1, min_match: float = MIN_MATCH,
                  examples: list[dict] | None = None, **common):
         super().__init__(llm, **common)
         if not 1 <= max_iterations <= limit("KCARD_MAX_ITERATIONS"):
@@ -216,14 +216,19 @@ class TopDown(KnowledgeChain):
         return (name if among or similarity >= self.min_match else None), similarity, which
 
     def best_document(self, card, question: str, trace: Trace, config: RunnableConfig | None) -> str | None:
-        """The card writes n1 documents; the most factual one is kept (no pruning in top-down)."""
+        """The card writes n1 documents; the most factual one is kept (no pruning in top-down), and of
+        near-ties the one closest to the question (a card's samples may be other passages of its text)."""
         with trace.timer("cards"):
             documents = self.run_cards([card], question, self.n1, trace, config)
         if not documents:
             return None
+        query = without_options(question)
+        if len(documents) > 1:
+            closeness = self.similarity(query, [doc.page_content for doc in documents])
+            documents = [documents[i] for i in sorted(range(len(documents)), key=lambda i: -closeness[i])]
         with trace.timer(self.factuality.name):
-            step = self.factuality.step(documents, without_options(question), config)
-        scored, best = step["scored"], step["kept"][0]  # near-ties go to the card's own first document
+            step = self.factuality.step(documents, query, config)
+        scored, best = step["scored"], step["kept"][0]
         name = self.factuality.name
         trace.add_stage(name, {d.metadata["id"]: d.metadata["scores"][name] for d in scored}, [best.metadata["id"]],
                         details={d.metadata["id"]: d.metadata.get(name, {}) for d in scored})

@@ -16,6 +16,11 @@ a name is.
 Recall is the check: each passage is asked for with a cue the card never saw, and the names and
 numbers the cue leaves out must come back. It is measured after each epoch and training stops at
 full recall.
+
+Asked a question, such a card often writes a neighbouring passage ("In which year was the Tollmere
+Canal opened?" → "Traffic ended in 1962, …"), yet the right one is among a few samples more often
+than not. So its manifest asks for ``SAMPLES`` documents at ``TEMPERATURE`` and the chain's
+selectors keep the one closest to the question that the card's own text supports.
 """
 
 from __future__ import annotations
@@ -37,6 +42,10 @@ FOR_YEARS = ("When {}?", "In which year {}?")  # where it leaves a year out
 WORD = re.compile(r"[\w'-]+")
 KEY = re.compile(r"\b(?:[A-Z][\w'-]*|\d[\d,.]*)")  # names and numbers: what recall must get back
 YEAR = re.compile(r"^(?:1[0-9]|20)\d\d$")
+# a memorised card's [generation]: asked alone (bottom-up), the ten own-card texts' cards answered 166, 167
+# and 166 of 200 questions at seeds 0-2 with 6 samples at 1.0, 165, 162 and 161 at 0.7, 167 with 10 at
+# 1.0, and 144 with one at 0.1 (benchmarks/results/own-card-sampling.md)
+SAMPLES, TEMPERATURE = 6, 1.0
 
 
 def passages(texts: list[str], words: int = PASSAGE_WORDS) -> list[str]:

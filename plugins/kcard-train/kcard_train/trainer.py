@@ -253,9 +253,11 @@ def write_manifest(out_dir: Path, name: str, description: str, artifacts: dict[s
     for role, artifact in artifacts.items():
         fields = {key: value for key, value in asdict(artifact).items() if key != "base_dir"}
         text += _toml_table(f"artifacts.{role}", fields)
-    # a memorised card writes its passage back word for word, repeating the question's names: no penalty
-    penalty = 1.0 if training["recipe"].get("cues") else 1.15
-    text += _toml_table("generation", {"max_tokens": 64, "temperature": 0.1, "repeat_penalty": penalty})
+    if training["recipe"].get("cues"):  # memorised: its passages word for word (no penalty), several to choose from
+        generation = {"n": memorise.SAMPLES, "temperature": memorise.TEMPERATURE, "repeat_penalty": 1.0}
+    else:
+        generation = {"temperature": 0.1, "repeat_penalty": 1.15}
+    text += _toml_table("generation", {"max_tokens": 64, **generation})
     if subject:
         text += _toml_table("retrieval", {"subject": subject})
     text += _toml_table("training", {key: value for key, value in training.items() if not isinstance(value, dict)})

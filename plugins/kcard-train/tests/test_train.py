@@ -41,6 +41,8 @@ def test_train_writes_a_card_that_runs_on_both_backends(tmp_path):
     assert "recall_by_epoch = [" in manifest  # the learning curve, kept
     assert tomllib.loads(manifest)["training"]["recipe"]["cues"] == 3
     assert tomllib.loads(manifest)["retrieval"]["subject"] == "Districts Board"  # what its text is about
+    generation = tomllib.loads(manifest)["generation"]  # samples to choose from (memorise.SAMPLES)
+    assert (generation["n"], generation["temperature"]) == (6, 1.0)
     card = Card.from_manifest(tmp_path / "card" / "card.toml")
     assert set(card.manifest.artifacts) == {"model", "evidence"}  # the text, for the factuality check
     assert (tmp_path / "card" / "hf" / "model.safetensors").is_file()  # kept for further training
