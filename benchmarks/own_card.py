@@ -14,8 +14,9 @@ naming its subject in other words, and held out from it; tollmere.txt: fourteen 
 fictional canal, written before the answer step knew a time of day, a measure's sense and a title
 beside a word of its kind, before every passage covered the subject and before bottom-up asked only
 the card whose subject the question names, and held out from them; quillon.txt: fourteen paragraphs
-about a fictional theatre, written after all of it and run once at the end) and the questions beside it
-(NAME-questions.jsonl):
+about a fictional theatre, written after all of it and run once at the end; penmarrow.txt: fourteen
+paragraphs about a fictional pier, written before an LM card sampled six documents and run once at
+the end) and the questions beside it (NAME-questions.jsonl):
 
 - retrieval: `kcard new card NAME --corpus FILE` (BM25 over the text);
 - lm: `kcard train FILE` at its defaults (the "memorise" preset over SmolLM2-135M-Instruct), then
@@ -174,7 +175,8 @@ def report(rows: list[dict]) -> str:
 
 Each corpus's card, built as docs/tutorial.md builds it, installed beside the 7 first-party cards;
 20 questions per corpus answered only by its text; right = the gold answer is in the answer (of 20).
-kcard's defaults (n1 = {defaults.N1}, n2 = {defaults.N2}, n3 = {defaults.N3}, judge = {defaults.JUDGE},
+kcard's defaults (n1 = each card's own: 6 samples at 1.0 for an LM card from `kcard train`, 1 for the
+first-party cards; n2 = {defaults.N2}, n3 = {defaults.N3}, judge = {defaults.JUDGE},
 copy_bias = {defaults.COPY_BIAS}, type_bias = {defaults.TYPE_BIAS});
 the LM card is `kcard train` at its defaults (preset "memorise", SmolLM2-135M-Instruct, full
 weights) unless the row's options say otherwise; recall = passages the card writes back when asked
@@ -200,9 +202,11 @@ beside a word of its kind ("the schooner Kittiwake" for "Which ship …?"), befo
 covered the subject and before bottom-up asked only the card whose subject the question names
 (all chosen on the eight texts above), and run once after the answer-step and coverage changes
 (retrieval 18 / 18 / 18, LM 12 / 11 / 12); its rows are from after the bottom-up change, which its
-runs did not shape; quillon was written after every change and run once at the end. The LM rows of
-the eight texts before tollmere were asked again with their kept cards, their manifests given the
-subject that `kcard train` now writes.
+runs did not shape; quillon was written after those changes and run once after them (LM 11 / 11 / 11).
+The LM rows of those ten texts were then asked again with their kept cards, their manifests given
+what `kcard train` now writes: the subject, and six samples at temperature 1.0 (chosen on all ten,
+`own-card-sampling.md`; before it, LM 18, 20, 17, 17, 14, 12, 12, 11, 12, 11). penmarrow was
+written and committed before that choice and run once at the end, card trained afresh.
 Top-down: "said No" = questions whose "Do you need more information?" the base LLM answered No
 (top-down-auto asks the card whose text alone holds a word of the question all the same); "chose
 the card" = questions it gave to this corpus's card.
