@@ -25,6 +25,19 @@ def machine() -> dict:
     return {"cpu": cpu, "cores": os.cpu_count(), "python": sys.version.split()[0], "platform": platform.platform()}
 
 
+def code_fingerprint() -> str:
+    """A sha256 of kcard's own code and card manifests (core and the first-party plugins, not their
+    tests): a stored run is reused only while this is unchanged."""
+    import hashlib
+
+    root, digest = HERE.parent, hashlib.sha256()
+    files = [*root.glob("kcard_core/**/*.py"), *root.glob("plugins/*/kcard_*/**/*.py"),
+             *root.glob("plugins/*/kcard_*/**/*.toml")]
+    for path in sorted(files):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def write_result(name: str, result: dict, report: str) -> None:
     """benchmarks/results/<name>.json and <name>.md."""
     out = HERE / "results"

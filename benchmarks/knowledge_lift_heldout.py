@@ -4,7 +4,7 @@
 Every run is `kcard eval`'s loop in one process, with every first-party card installed and the
 settings of kcard_core/defaults.py (what `kcard ask` and `kcard eval` use with no flags). A run's
 predictions and traces go to --work (not committed); a run whose results.json there covers the same
-questions and settings is read, not run again. Rows accumulate in
+questions and settings, made by the same code (common.code_fingerprint), is read, not run again. Rows accumulate in
 benchmarks/results/knowledge-lift-heldout.json; the report is rebuilt from all rows.
 
     python benchmarks/knowledge_lift_heldout.py --split held-out --methods bottom-up,top-down-auto
@@ -18,7 +18,7 @@ import dataclasses
 import json
 from pathlib import Path
 
-from common import HERE, write_result
+from common import HERE, code_fingerprint, write_result
 
 from kcard_core import defaults
 from kcard_core.config import cache_dir
@@ -52,7 +52,7 @@ def run_one(split: str, dataset_name: str, method: str, variant: str, settings: 
     folder = work / split / dataset_name / method / folder_name(variant)
     # the type bias is recorded beside the settings, not among them: rows from before it stay comparable
     config = {"split": split, "dataset": dataset_name, "method": method, "variant": variant, **settings,
-              "type_bias": defaults.TYPE_BIAS}
+              "type_bias": defaults.TYPE_BIAS, "code": code_fingerprint()}
     path = folder / "results.json"
     stored = json.loads(path.read_text()) if path.exists() else None
     if stored and stored["config"] == json.loads(json.dumps(config)) and stored["metrics"]["count"] == len(
@@ -79,12 +79,13 @@ def said_no(folder: Path) -> int:
 
 def row_of(result: dict) -> dict:
     config, metrics = result["config"], result["metrics"]
-    settings = {k: v for k, v in config.items() if k not in ("split", "dataset", "method", "variant", "type_bias")}
+    settings = {k: v for k, v in config.items()
+                if k not in ("split", "dataset", "method", "variant", "type_bias", "code")}
     row = {"split": config["split"], "dataset": config["dataset"], "method": config["method"],
            "variant": config["variant"], "questions": metrics["count"],
            "seconds_per_question": result["seconds"]["per_question"], "settings": settings,
            "defaults": settings == DEFAULTS, "cache": result.get("cache"), "said_no": result.get("said_no"),
-           "type_bias": config.get("type_bias")}
+           "type_bias": config.get("type_bias"), "code": config.get("code")}
     if "em" in metrics:
         row.update(em=metrics["em"], f1=metrics["f1"])
     else:
@@ -151,7 +152,8 @@ def report(rows: list[dict], aurocs: dict) -> str:
         f"| {card} | " + " | ".join(
             f"{v[card]['auroc']} ({v[card]['right']} right, {v[card]['wrong']} wrong)" if card in v else "–"
             for v in aurocs.values()) + " |" for card in cards]
-    settings = ", ".join(f"{k} = {v}" for k, v in DEFAULTS.items())
+    settings = ", ".join(f"{k} = {v}" for k, v in DEFAULTS.items()).replace(
+        "n1 = None", "n1 = each card's own (one document: no first-party card sets [generation] n)")
     return f"""# Knowledge lift on held-out MidtermQA, at the defaults
 
 Base LLM and settings: the defaults of `kcard ask` / `kcard eval` ({settings}); every first-party

@@ -15,7 +15,6 @@ import argparse
 
 from common import write_result
 
-from kcard_core import defaults
 from kcard_core.evaluation.datasets import load_dataset
 from kcard_core.evaluation.run import chain_for, evaluate
 
@@ -44,8 +43,8 @@ def main() -> None:
     report = f"""# The midterm LM card on its own
 
 First {args.limit} questions of each MidtermQA setting; only the `midterm2022` card (SmolLM2-135M +
-LoRA, llama.cpp) feeds bottom-up (relevance, pruning, factuality selectors; n1 = {defaults.N1}), against the
-same base LLM with no knowledge (the data set's 5 demos). Cells: open-book EM / choice accuracy
+LoRA, llama.cpp) feeds bottom-up (relevance, pruning, factuality selectors; one document: the card
+sets no [generation] n), against the same base LLM with no knowledge (the data set's 5 demos). Cells: open-book EM / choice accuracy
 (wall seconds per question, 2 CPU cores, card documents written afresh).
 
 | base LLM | knowledge | open-book EM | 2-way acc. | 4-way acc. |

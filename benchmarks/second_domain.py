@@ -67,7 +67,7 @@ def main() -> None:
 
 Questions "What is the capital of X?" for every country in the countryinfo data; the base LLM
 alone answers them first, and the first {len(wrong)} it gets wrong are asked again with every
-first-party card installed, at the defaults (n1 = {defaults.N1}, n2 = {defaults.N2},
+first-party card installed, at the defaults (n1 = each card's own, one for these cards, n2 = {defaults.N2},
 n3 = {defaults.N3}, judge = {defaults.JUDGE}). Right = the gold capital is in the answer.
 No prompt or setting was tuned on these questions.
 
