@@ -16,7 +16,8 @@ beside a word of its kind, before every passage covered the subject and before b
 the card whose subject the question names, and held out from them; quillon.txt: fourteen paragraphs
 about a fictional theatre, written after all of it and run once at the end; penmarrow.txt: fourteen
 paragraphs about a fictional pier, written before an LM card sampled six documents and run once at
-the end) and the questions beside it (NAME-questions.jsonl):
+the end; arbroch.txt: fourteen paragraphs about a fictional lifeboat station, committed after that
+and not yet run, held out for the next change) and the questions beside it (NAME-questions.jsonl):
 
 - retrieval: `kcard new card NAME --corpus FILE` (BM25 over the text);
 - lm: `kcard train FILE` at its defaults (the "memorise" preset over SmolLM2-135M-Instruct), then
@@ -60,8 +61,8 @@ from kcard_core.trace import Trace
 
 EXAMPLES = HERE.parent / "docs" / "examples"
 CORPORA = ("kelderwick", "halvard", "ostrel", "tarnby", "brackenmoor", "wrenhold", "ashcombe", "skerrin", "tollmere",
-           "quillon", "penmarrow")
-HELD_OUT = ("penmarrow",)  # run once, at the final state, after every choice made on the others
+           "quillon", "penmarrow", "arbroch")
+HELD_OUT = ("arbroch",)  # to be run once, at the final state of the changes chosen on the others
 TUNING = tuple(corpus for corpus in CORPORA if corpus not in HELD_OUT)
 DESCRIPTIONS = {"kelderwick": "the harbour town of Kelderwick: its history, people and customs",
                 "halvard": "the Halvard Observatory on Mount Ceril: its history, instruments and people",
@@ -73,7 +74,8 @@ DESCRIPTIONS = {"kelderwick": "the harbour town of Kelderwick: its history, peop
                 "skerrin": "Skerrin Lighthouse on Gannet Rock off Dunhaven: its history, keepers and light",
                 "tollmere": "the Tollmere Canal from Tollmere to Brisholt: its history, locks, boats and people",
                 "quillon": "the Quillon Theatre in Hartsmere: its history, building, company and people",
-                "penmarrow": "Penmarrow Pier at Saltcombe Bay: its history, pavilion, steamers and people"}
+                "penmarrow": "Penmarrow Pier at Saltcombe Bay: its history, pavilion, steamers and people",
+                "arbroch": "the Arbroch Lifeboat Station at Arbroch Haven: its history, lifeboats, rescues and crew"}
 SETUPS = {"right_with_card": "bottom-up", "right_bottom_up": "bottom-up", "right_top_down_auto": "top-down-auto"}
 
 
