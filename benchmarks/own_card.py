@@ -58,6 +58,7 @@ from kcard_core.plugins import get_registry
 from kcard_core.scaffold import render_card
 from kcard_core.text import read_corpus
 from kcard_core.trace import Trace
+from kcard_train import memorise
 
 EXAMPLES = HERE.parent / "docs" / "examples"
 CORPORA = ("kelderwick", "halvard", "ostrel", "tarnby", "brackenmoor", "wrenhold", "ashcombe", "skerrin", "tollmere",
@@ -177,8 +178,8 @@ def report(rows: list[dict]) -> str:
 
 Each corpus's card, built as docs/tutorial.md builds it, installed beside the 7 first-party cards;
 20 questions per corpus answered only by its text; right = the gold answer is in the answer (of 20).
-kcard's defaults (n1 = each card's own: 6 samples at 1.0 for an LM card from `kcard train`, 1 for the
-first-party cards; n2 = {defaults.N2}, n3 = {defaults.N3}, judge = {defaults.JUDGE},
+kcard's defaults (n1 = each card's own: {memorise.SAMPLES} samples at {memorise.TEMPERATURE} for an LM card from `kcard train`, 1 for
+the first-party cards; n2 = {defaults.N2}, n3 = {defaults.N3}, judge = {defaults.JUDGE},
 copy_bias = {defaults.COPY_BIAS}, type_bias = {defaults.TYPE_BIAS});
 the LM card is `kcard train` at its defaults (preset "memorise", SmolLM2-135M-Instruct, full
 weights) unless the row's options say otherwise; recall = passages the card writes back when asked
