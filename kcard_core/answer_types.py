@@ -52,15 +52,15 @@ TYPES = {  # the type, told from the question (lower case); the first that match
 # Express"), and beside the thing the question asks which of ("the island of Ivra", "the river
 # Dunmere", "the Grey Heron, the ship …"; "the Glasgow firm of Ardrie and Vane" is a firm, not Glasgow)
 CALLED = r"\b(?:called|named|known as)\s+(?:the\s+)?$"
-# the words a text may use for the thing asked which of: a schooner is a ship, a firm a company
-KINDS = [frozenset(kinds.split()) for kinds in (
+# the words a text may use for the thing asked which of, by each word: a schooner is a ship, a firm a company
+KINDS = {word: kinds for kinds in (frozenset(group.split()) for group in (
     "ship boat vessel schooner steamer brig barque ketch sloop trawler tug yacht liner ferry",
     "company firm business maker makers works",
     "town village city port hamlet",
     "hill fell mount mountain peak ridge",
     "river stream brook burn beck",
     "lake loch tarn mere pond",
-)]
+)) for word in kinds}
 BETWEEN = r"(?:,?\s+[a-z]+){0,3},?\s+$"  # up to three small words between the thing and its title
 
 
@@ -123,7 +123,7 @@ def asked_things(question: str) -> list[str]:
     words = [word.rstrip("'’") for word in found.group(1).lower().split()] if found else []
     words = words[:next((i for i, word in enumerate(words) if word in PREPOSITIONS), len(words))]
     things = [word[:-1] if word.endswith("s") else word for word in words if word != "called"]
-    return things + [kind for thing in things for kinds in KINDS if thing in kinds for kind in sorted(kinds - {thing})]
+    return things + [kind for thing in things for kind in sorted(KINDS.get(thing, frozenset()) - {thing})]
 
 
 def titled(name: str, things: list[str], before: str, after: str) -> bool:

@@ -8,12 +8,9 @@ the held-out questions (101-505): benchmarks/results/knowledge-lift-heldout.md.
 MODES = ("bottom-up", "top-down-auto", "top-down-exp", "combined")  # how knowledge reaches the base LLM
 BASELINES = ("vanilla", "genread")  # the base LLM alone; the base LLM writing its own knowledge
 
-# Documents each LM card samples: None = the card's own ``[generation] n`` (1 unless its manifest says so;
-# retrieval and KG cards return one document of their best passages). A card `kcard train` memorised
-# samples 6 at temperature 1.0 and the selectors keep the one its own text supports: asked alone, the
-# ten own-card texts' cards answered 166 of 200 questions, against 144 with one sample at 0.1
-# (benchmarks/results/own-card-sampling.md). The first-party LM cards name no n: one each, as the
-# MidtermQA and PopQA defaults were measured.
+# Documents each LM card samples: None = the card's own ``[generation] n`` (1 unless its manifest says so,
+# as for every first-party card, with which MidtermQA and PopQA were measured; a card `kcard train` memorised
+# samples several: kcard_train.memorise.SAMPLES). Retrieval and KG cards return one document of their best passages.
 N1 = None
 N2 = 5  # documents the relevance selector keeps
 N3 = 1  # documents the factuality selector keeps (the paper: 3; this reader does best with one)

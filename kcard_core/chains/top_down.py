@@ -223,9 +223,9 @@ class TopDown(KnowledgeChain):
         if not documents:
             return None
         query = without_options(question)
-        if len(documents) > 1:
+        if len(documents) > 1:  # closest first: factuality's near-ties go to the first
             closeness = self.similarity(query, [doc.page_content for doc in documents])
-            documents = [documents[i] for i in sorted(range(len(documents)), key=lambda i: -closeness[i])]
+            documents = [doc for _, doc in sorted(zip(closeness, documents), key=lambda pair: -pair[0])]
         with trace.timer(self.factuality.name):
             step = self.factuality.step(documents, query, config)
         scored, best = step["scored"], step["kept"][0]
