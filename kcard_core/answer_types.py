@@ -148,10 +148,14 @@ def runs_on(answer: str) -> bool:
 def settled(again: str, spans: list[str]) -> str | None:
     """What an answer asked again, favouring ``spans``, settles on: itself when it names one and does
     not run on; when it runs on, the span it says in full most often ("The Leeds and Crane and
-    Hattersley and Crane and Hattersley and Crane …" → "Hattersley and Crane"); else None (the first
-    answer stands)."""
+    Hattersley and Crane and Hattersley and Crane …" → "Hattersley and Crane"); when it names none,
+    the knowledge's one span of the type where it has only one ("For how many years was the theatre
+    closed?" read "1887" twice from "In 1887 a fire …, and the theatre stayed closed for two years");
+    else None (the first answer stands)."""
     if not runs_on(again):
-        return again if of_type(again, spans) else None
+        if of_type(again, spans):
+            return again
+        return spans[0] if len(set(spans)) == 1 else None
     said = max(spans, key=lambda span: again.lower().count(span.lower()), default="")
     return said if said and said.lower() in again.lower() else None
 

@@ -90,6 +90,8 @@ def test_an_answer_asked_again_settles_on_a_span_or_on_nothing():
     spans = ["Leeds", "Hattersley and Crane"]
     assert settled("Hattersley and Crane", spans) == "Hattersley and Crane"
     assert settled("General Motors", spans) is None  # names no span: the first answer stands
+    assert settled("1887", ["two"]) == "two"  # … unless the knowledge holds one span of the type only
+    assert settled("1887", ["two", "two"]) == "two" and settled("1887", ["two", "six"]) is None
     # one that runs on is cut to the span it says most often
     assert settled("The Leeds and Crane and Hattersley and Crane and Hattersley and Crane and Hattersley", spans) == (
         "Hattersley and Crane")

@@ -218,6 +218,10 @@ def test_the_answer_step_favours_the_words_of_the_knowledge_that_the_question_la
     assert backend.favoured == (("geo", "knows", "fact", "0", "about"), 2.0)  # not the options' words either
     assert list(chain.stream("What is the capital of France?"))[0] == {"answer": "Paris"}
     assert backend.favoured[0] == ("geo", "knows", "fact", "0", "about")
+    # a word is favoured whole with its hyphens ("thirty one miles" was a 270M reader's answer without them)
+    canal = make_card(tmp_path, "canal", "a canal", Writes("The canal runs for thirty-one miles."))
+    BottomUp(llm, [canal], [], n1=1, examples=[]).invoke("What about the canal?")
+    assert backend.favoured[0] == ("runs", "for", "thirty-one", "miles")
     llm = Recording(responses=["Paris"], prompts=[], kwargs=[])  # any other LangChain model reads the prompt alone
     BottomUp(llm, [make_card(tmp_path, "geo", "geography", backend)], [], n1=1, examples=[]).invoke("Capital?")
     assert llm.kwargs == [{}]

@@ -9,7 +9,7 @@ from langchain_core.language_models import BaseLanguageModel
 
 from kcard_core.backends import Sampling, yes_probability
 from kcard_core.cache import GenerationCache
-from kcard_core.chains.base import KnowledgeChain
+from kcard_core.chains.base import ANSWER_TOKENS, KnowledgeChain
 from kcard_core.chains.baselines import GenRead, Vanilla
 from kcard_core.chains.bottom_up import BottomUp
 from kcard_core.chains.top_down import Combined, TopDown
@@ -55,7 +55,7 @@ def build_chain(spec: ChainSpec | str | None = None, *, examples: list[dict] | N
         model_name, artifact = model_artifact(spec.model or settings.get("model"))
         engine = registry.backend(spec.backend or settings.get("backend"))
         model_ref = engine.locate(artifact, backend_settings.get(engine.name, {}))
-        llm = engine.language_model(model_ref, Sampling(max_tokens=32, temperature=0.0, seed=spec.seed,
+        llm = engine.language_model(model_ref, Sampling(max_tokens=ANSWER_TOKENS, temperature=0.0, seed=spec.seed,
                                                          favour_bias=spec.copy_bias))
         # yes/no judgements (factuality, calibrated top-down, self-critique) use the base LLM: it is loaded
         logprobs = lambda prompt: engine.next_token_logprobs(model_ref, prompt)  # noqa: E731

@@ -23,7 +23,14 @@ if TYPE_CHECKING:
     from kcard_core.retrieval import QuestionIndex
 
 ANSWER_STOP = ["\n"]  # every prompt segment is one line, so is the answer
+# an answer's most tokens: a 270M reader often copies the knowledge's whole sentence, and at 32 "The
+# Fellgate Tunnel, 1,260 yards long, had no towpath, so boatmen … pushed the boats through with" ran out
+# before its answer ("their feet")
+ANSWER_TOKENS = 48
 WORD = re.compile(r"\w+")
+# a word the answer step favours, whole with its hyphens: favouring "thirty" and "one" alone, a 270M
+# reader handed "runs for thirty-one miles" answered "thirty one miles"
+FAVOURED = re.compile(r"\w+(?:-\w+)*")
 APPOSITION = r"\s*([,:])"  # what sets a name beside a phrase
 
 
@@ -107,8 +114,8 @@ class KnowledgeChain(KcardRunnable):
         Esk" without it; other LangChain models take no such hint and read the prompt alone."""
         if not isinstance(self.llm, BackendLLM):
             return {}
-        asked = {word.lower() for word in WORD.findall(without_options(question))}
-        words = dict.fromkeys(word for word in WORD.findall(knowledge) if word.lower() not in asked)
+        asked = {word.lower() for word in FAVOURED.findall(without_options(question))}
+        words = dict.fromkeys(word for word in FAVOURED.findall(knowledge) if word.lower() not in asked)
         return {"favour": tuple(words)} if words else {}
 
     def _start(self, input: Any, config: RunnableConfig | None) -> tuple[str, Trace]:
@@ -147,7 +154,7 @@ class KnowledgeChain(KcardRunnable):
             more = yield f"{trace.prompt} {reply}{mark}", hint
             reply = f"{reply}{mark} {more}" if more else reply
         if (spans := self.typed_spans(question, trace)) and not answer_types.of_type(reply, spans):
-            again = yield trace.prompt, {"favour": tuple(dict.fromkeys(WORD.findall(" ".join(spans)))),
+            again = yield trace.prompt, {"favour": tuple(dict.fromkeys(FAVOURED.findall(" ".join(spans)))),
                                          "favour_bias": self.type_bias}
             trace.turns.append(Turn(f"the answer is no {answer_types.answer_type(question)} from the knowledge: "
                                     "asked again, favouring those", reply,
