@@ -107,7 +107,9 @@ def typed_spans(question: str, knowledge: str) -> list[str]:
             if key_words(name) - asked and (kind == "name" or titled(name, things, knowledge[:found.start()],
                                                                      knowledge[found.end():])):
                 spans.append(name)
-        return spans
+        # a title that holds the thing's own word is that thing ("the Hartsmere Brewery" for "Which
+        # brewery …?", not "the Green Room" after "called" in the same sentence)
+        return [span for span in spans if holds_thing(span, things)] or spans
     return []
 
 
@@ -126,16 +128,20 @@ def asked_things(question: str) -> list[str]:
     return things + [kind for thing in things for kind in sorted(KINDS.get(thing, frozenset()) - {thing})]
 
 
+def holds_thing(name: str, things: list[str]) -> bool:
+    """Whether a word of ``name`` starts with one of ``things`` ("the Ellow Hills" for "hill")."""
+    return any(word.lower().startswith(thing) for word in name.split() for thing in things)
+
+
 def titled(name: str, things: list[str], before: str, after: str) -> bool:
     """Whether ``name``, with the knowledge ``before`` and ``after`` it, is the title of the thing
     asked for (:func:`asked_things`): after "called", "named" or "known as"; after the thing or a word
     of its kind ("the wrecked schooner Kittiwake" for "Which ship …?") with at most three small words
     between; before ", the thing"; or holding the thing's word ("the Ellow Hills" for "In which
     hills …?")."""
-    return bool(re.search(CALLED, before)) or any(
+    return bool(re.search(CALLED, before)) or holds_thing(name, things) or any(
         re.search(rf"\b{thing}\w*{BETWEEN}", before, re.I)
-        or re.match(rf",\s+(?:the|an?)\s+(?:\w+\s+)?{thing}", after, re.I)
-        or any(word.lower().startswith(thing) for word in name.split()) for thing in map(re.escape, things))
+        or re.match(rf",\s+(?:the|an?)\s+(?:\w+\s+)?{thing}", after, re.I) for thing in map(re.escape, things))
 
 
 def runs_on(answer: str) -> bool:
@@ -161,9 +167,12 @@ def settled(again: str, spans: list[str]) -> str | None:
 
 
 def key_words(span: str) -> set[str]:
-    """The words that make a span what it is (lower case): not its unit, not a joining word, not an initial."""
-    return {word for word in (w.lower() for w in WORD.findall(span))
-            if (len(word) > 1 or word.isdigit()) and word not in NOT_NAMES and word not in UNITS}
+    """The words that make a span what it is (lower case): its numbers where it has any ("38 nautical
+    miles" does not name "twenty-two nautical miles"), else its words but a unit, a joining word or an
+    initial."""
+    found = {word for word in (w.lower() for w in WORD.findall(span))
+             if (len(word) > 1 or word.isdigit()) and word not in NOT_NAMES and word not in UNITS}
+    return {word for word in found if word.isdigit() or word in NUMBER_WORDS} or found
 
 
 def of_type(answer: str, spans: list[str]) -> bool:

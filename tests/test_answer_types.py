@@ -60,7 +60,10 @@ def test_the_spans_of_the_type_in_the_knowledge():
     ("What is the night train with lanterns called?",
      "Every August the railway runs a night train with lanterns, known as the Glowworm Express.", ["Glowworm Express"]),
     ("What is the largest pond in the garden called?",
-     "The largest pond is the Mirror Pond, home to two swans named Hollis and Wren.", ["Mirror Pond", "Hollis and Wren"]),
+     "The largest pond is the Mirror Pond, home to two swans named Hollis and Wren.", ["Mirror Pond"]),
+    # one that holds the thing's own word wins over one after "called"
+    ("Which brewery brews the ale?", "The bar is called the Green Room and serves an ale brewed by the Hartsmere "
+     "Brewery.", ["Hartsmere Brewery"]),
     # beside a word of the thing's kind: a fell is a hill, a schooner a ship, a firm a company
     ("On which hill does the observatory stand?", "It stands on the summit of Scarrow Fell.", ["Scarrow Fell"]),
     ("Which ship was wrecked?", "In 1881 Ellen Reive saved nine sailors from the wrecked schooner Kittiwake.",
@@ -78,6 +81,9 @@ def test_an_answer_is_of_the_type_when_it_names_one_of_the_spans():
     assert of_type("Penlowe", ["Harriet Penlowe"]) and of_type("the merchant Walter Greaves", ["Walter Greaves"])
     assert not of_type("1539", ["Walter Greaves"])
     assert not of_type("30 metres above the water", ["nine"]) and not of_type("30 metres", ["412 metres"])
+    # a measure is named by its number, not by a word that qualifies its unit
+    assert not of_type("38 nautical miles", ["twenty-two nautical miles"])
+    assert of_type("twenty-two nautical miles away", ["twenty-two nautical miles"])
     assert of_type("6", ["6"]) and not of_type("60", ["6"])
 
 
