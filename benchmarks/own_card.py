@@ -16,8 +16,10 @@ beside a word of its kind, before every passage covered the subject and before b
 the card whose subject the question names, and held out from them; quillon.txt: fourteen paragraphs
 about a fictional theatre, written after all of it and run once at the end; penmarrow.txt: fourteen
 paragraphs about a fictional pier, written before an LM card sampled six documents and run once at
-the end; arbroch.txt: fourteen paragraphs about a fictional lifeboat station, committed after that
-and not yet run, held out for the next change) and the questions beside it (NAME-questions.jsonl):
+the end; arbroch.txt: fourteen paragraphs about a fictional lifeboat station, committed after that,
+before four answer-step changes, and run once after them; tarrow.txt: fourteen paragraphs about a
+fictional castle, committed after those and not yet run, held out for the next change) and the
+questions beside it (NAME-questions.jsonl):
 
 - retrieval: `kcard new card NAME --corpus FILE` (BM25 over the text);
 - lm: `kcard train FILE` at its defaults (the "memorise" preset over SmolLM2-135M-Instruct), then
@@ -62,8 +64,8 @@ from kcard_train import memorise
 
 EXAMPLES = HERE.parent / "docs" / "examples"
 CORPORA = ("kelderwick", "halvard", "ostrel", "tarnby", "brackenmoor", "wrenhold", "ashcombe", "skerrin", "tollmere",
-           "quillon", "penmarrow", "arbroch")
-HELD_OUT = ("arbroch",)  # to be run once, at the final state of the changes chosen on the others
+           "quillon", "penmarrow", "arbroch", "tarrow")
+HELD_OUT = ("arbroch", "tarrow")  # each to be run once, at the final state of the changes chosen on the others
 TUNING = tuple(corpus for corpus in CORPORA if corpus not in HELD_OUT)
 DESCRIPTIONS = {"kelderwick": "the harbour town of Kelderwick: its history, people and customs",
                 "halvard": "the Halvard Observatory on Mount Ceril: its history, instruments and people",
@@ -76,7 +78,8 @@ DESCRIPTIONS = {"kelderwick": "the harbour town of Kelderwick: its history, peop
                 "tollmere": "the Tollmere Canal from Tollmere to Brisholt: its history, locks, boats and people",
                 "quillon": "the Quillon Theatre in Hartsmere: its history, building, company and people",
                 "penmarrow": "Penmarrow Pier at Saltcombe Bay: its history, pavilion, steamers and people",
-                "arbroch": "the Arbroch Lifeboat Station at Arbroch Haven: its history, lifeboats, rescues and crew"}
+                "arbroch": "the Arbroch Lifeboat Station at Arbroch Haven: its history, lifeboats, rescues and crew",
+                "tarrow": "Castle Tarrow above the river Lune at Kestlow: its history, buildings, sieges and owners"}
 SETUPS = {"right_with_card": "bottom-up", "right_bottom_up": "bottom-up", "right_top_down_auto": "top-down-auto"}
 
 
@@ -209,7 +212,13 @@ runs did not shape; quillon was written after those changes and run once after t
 The LM rows of those ten texts were then asked again with their kept cards, their manifests given
 what `kcard train` now writes: the subject, and six samples at temperature 1.0 (chosen on all ten,
 `own-card-sampling.md`; before it, LM 18, 20, 17, 17, 14, 12, 12, 11, 12, 11). penmarrow was
-written and committed before that choice and run once at the end, card trained afresh.
+written and committed before that choice and run once at the end, card trained afresh. All eleven
+were then asked again, the LM cards kept, after four answer-step changes chosen on their misses (a
+favoured word keeps its hyphens, "thirty-one"; answers run to 48 tokens, not 32; a measure is
+named by its number; a title that holds the thing's word wins; asked again and still naming none,
+the knowledge's one span of the type): before them retrieval 20, 20, 20, 20, 20, 20, 19, 19, 18, 17,
+17 and LM 17, 20, 19, 19, 14, 14, 16, 16, 14, 17, 14. arbroch was committed before those changes
+and run once after them, its LM card trained afresh.
 Top-down: "said No" = questions whose "Do you need more information?" the base LLM answered No
 (top-down-auto asks the card whose text alone holds a word of the question all the same); "chose
 the card" = questions it gave to this corpus's card.
