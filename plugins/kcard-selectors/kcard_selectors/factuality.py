@@ -17,8 +17,13 @@ paper's FactKB and VitaminC models do not exist offline; these are the stand-ins
 
 Choosing: the paper samples n3 of the top k with p ∝ exp(score). Scores a few hundredths apart
 made that a coin toss, so by default the choice is greedy with a margin: the best document is
-kept, and among documents within ``margin`` of the best the one ranked first by the stage before
-(relevance) wins. ``sampling="paper"`` restores top-k sampling.
+kept, and among documents within ``margin`` of the best the first that holds an answer of the type
+the question asks for (kcard_core.answer_types: "How many …?" a count, "In which year …?" a year)
+wins, else the one ranked first by the stage before (relevance). A memorised card's samples tie
+often: "The ship of the town's founder, Ada Morrane." and "… after her ship, the Grey Heron, was
+wrecked …" both state only what its text says, and the first, closer to "What was the name of the
+ship …?", had won.
+``sampling="paper"`` restores top-k sampling.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from typing import Any, Callable, Literal, Sequence
 import numpy as np
 from langchain_core.documents import Document
 
+from kcard_core.answer_types import answer_type, typed_spans
 from kcard_core.backends import yes_probability
 from kcard_core.retrieval import STOPWORDS, index_for, words
 from kcard_core.selectors import Selector
@@ -57,13 +63,14 @@ def top_k_sample(scores: Sequence[float], n: int, k: int, rng: random.Random, te
     return chosen
 
 
-def margin_greedy(scores: Sequence[float], n: int, margin: float) -> list[int]:
+def margin_greedy(scores: Sequence[float], n: int, margin: float, preferred: Sequence[bool] = ()) -> list[int]:
     """Indices of ``n`` documents: each time, of those within ``margin`` of the best score left, the
-    one that comes first (the order the stage before ranked them in)."""
+    first ``preferred`` one, else the one that comes first (the order the stage before ranked them in)."""
     left, chosen = list(range(len(scores))), []
     while left and len(chosen) < n:
         top = max(scores[i] for i in left)
-        pick = next(i for i in left if scores[i] >= top - margin)
+        near = [i for i in left if scores[i] >= top - margin]
+        pick = next((i for i in near if i < len(preferred) and preferred[i]), near[0])
         chosen.append(pick)
         left.remove(pick)
     return chosen
@@ -143,6 +150,8 @@ class FactualitySelector(Selector):
                                                     for claim in claims for text, weight in evidence),
                                                    key=lambda pair: pair[0])
                 parts["fact_check"] = support
+            if answer_type(query):  # near-ties go to a document that holds an answer of the type asked
+                details["typed"] = bool(typed_spans(query, doc.page_content))
             score = sum(parts.values()) / len(parts) if parts else 0.5
             scored.append(self.record(doc, score, **{key: round(value, 4) for key, value in parts.items()},
                                       **details))
@@ -154,7 +163,8 @@ class FactualitySelector(Selector):
             picks = top_k_sample(scores, self.top_n, self.top_k or self.top_n + 2, random.Random(self.seed),
                                  self.temperature)
         else:
-            picks = margin_greedy(scores, self.top_n, self.margin)
+            picks = margin_greedy(scores, self.top_n, self.margin,
+                                  [doc.metadata.get(self.name, {}).get("typed", False) for doc in scored])
         return [scored[i] for i in picks]
 
     def faithfulness(self, summary: str, original: str) -> float:

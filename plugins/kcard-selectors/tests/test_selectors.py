@@ -123,6 +123,25 @@ def test_margin_greedy_is_deterministic_and_breaks_near_ties_by_the_earlier_rank
     assert margin_greedy([0.50, 0.52, 0.48, 0.9], n=2, margin=0.05) == [3, 0]
     assert margin_greedy([0.50, 0.52, 0.48, 0.9], n=2, margin=0.0) == [3, 1]
     assert margin_greedy([0.2, 0.2], n=5, margin=0.05) == [0, 1]
+    # a preferred document wins a near-tie, not a clear loss
+    assert margin_greedy([0.50, 0.52, 0.48, 0.9], n=2, margin=0.05, preferred=[False, True, False, False]) == [3, 1]
+    assert margin_greedy([0.9, 0.5], n=1, margin=0.05, preferred=[False, True]) == [0]
+
+
+def test_factuality_near_ties_go_to_a_document_that_holds_an_answer_of_the_type_asked():
+    # two samples of a memorised card, both all in its text; the first is closer to the question
+    text = "Kelderwick was founded by Ada Morrane. Her ship, the Grey Heron, was wrecked below Tollan Head."
+    mixed, right = "The ship of the town's founder, Ada Morrane.", "Her ship, the Grey Heron, was wrecked."
+    selector = FactualitySelector(top_n=1, evidence={"text": lambda: [text]})
+    question = "What was the name of the ship of Kelderwick's founder?"
+    scored = selector.score_documents(docs(mixed, right), question)
+    assert [d.metadata["factuality"]["typed"] for d in scored] == [False, True]
+    assert scored[0].metadata["scores"]["factuality"] == scored[1].metadata["scores"]["factuality"] == 1
+    assert [d.page_content for d in selector.choose(scored)] == [right]
+    # a question of no type leaves the tie to the earlier ranking
+    scored = selector.score_documents(docs(mixed, right), "Tell me about the founder's ship.")
+    assert "typed" not in scored[0].metadata["factuality"]
+    assert [d.page_content for d in selector.choose(scored)] == [mixed]
     selector = FactualitySelector(top_n=1)
     scored = [selector.record(doc, score) for doc, score in zip(docs("a", "b", "c"), [0.50, 0.50, 0.48])]
     assert [selector.choose(scored)[0].page_content for _ in range(20)] == ["a"] * 20
