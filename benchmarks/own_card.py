@@ -17,9 +17,9 @@ the card whose subject the question names, and held out from them; quillon.txt: 
 about a fictional theatre, written after all of it and run once at the end; penmarrow.txt: fourteen
 paragraphs about a fictional pier, written before an LM card sampled six documents and run once at
 the end; arbroch.txt: fourteen paragraphs about a fictional lifeboat station, committed after that,
-before four answer-step changes, and run once after them; tarrow.txt: fourteen paragraphs about a
-fictional castle, committed after those and not yet run, held out for the next change) and the
-questions beside it (NAME-questions.jsonl):
+before the answer-step and tie-break changes, and run once after them; tarrow.txt: fourteen
+paragraphs about a fictional castle, committed after those and not yet run, held out for the next
+change) and the questions beside it (NAME-questions.jsonl):
 
 - retrieval: `kcard new card NAME --corpus FILE` (BM25 over the text);
 - lm: `kcard train FILE` at its defaults (the "memorise" preset over SmolLM2-135M-Instruct), then
@@ -213,12 +213,14 @@ The LM rows of those ten texts were then asked again with their kept cards, thei
 what `kcard train` now writes: the subject, and six samples at temperature 1.0 (chosen on all ten,
 `own-card-sampling.md`; before it, LM 18, 20, 17, 17, 14, 12, 12, 11, 12, 11). penmarrow was
 written and committed before that choice and run once at the end, card trained afresh. All eleven
-were then asked again, the LM cards kept, after four answer-step changes chosen on their misses (a
-favoured word keeps its hyphens, "thirty-one"; answers run to 48 tokens, not 32; a measure is
-named by its number; a title that holds the thing's word wins; asked again and still naming none,
-the knowledge's one span of the type): before them retrieval 20, 20, 20, 20, 20, 20, 19, 19, 18, 17,
-17 and LM 17, 20, 19, 19, 14, 14, 16, 16, 14, 17, 14. arbroch was committed before those changes
-and run once after them, its LM card trained afresh.
+were then asked again, the LM cards kept, after changes chosen on their misses: in the answer step
+a favoured word keeps its hyphens ("thirty-one"), answers run to 48 tokens (not 32), a measure is
+named by its number, a title that holds the thing's word wins, and an answer asked again that
+still names none becomes the knowledge's one span of the type where it has only one; factuality's
+near-ties go to a document that holds an answer of the type asked (a memorised card's samples).
+Before them retrieval 20, 20, 20, 20, 20, 20, 19, 19, 18, 17, 17 and LM 17, 20, 19, 19, 14, 14, 16,
+16, 14, 17, 14. arbroch was committed before those changes and run once after them, its LM card
+trained afresh.
 Top-down: "said No" = questions whose "Do you need more information?" the base LLM answered No
 (top-down-auto asks the card whose text alone holds a word of the question all the same); "chose
 the card" = questions it gave to this corpus's card.

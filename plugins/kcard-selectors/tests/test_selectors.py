@@ -124,7 +124,8 @@ def test_margin_greedy_is_deterministic_and_breaks_near_ties_by_the_earlier_rank
     assert margin_greedy([0.50, 0.52, 0.48, 0.9], n=2, margin=0.0) == [3, 1]
     assert margin_greedy([0.2, 0.2], n=5, margin=0.05) == [0, 1]
     # a preferred document wins a near-tie, not a clear loss
-    assert margin_greedy([0.50, 0.52, 0.48, 0.9], n=2, margin=0.05, preferred=[False, True, False, False]) == [3, 1]
+    preferred = [False, True, False, False]
+    assert margin_greedy([0.50, 0.52, 0.48, 0.9], n=2, margin=0.05, preferred=preferred) == [3, 1]
     assert margin_greedy([0.9, 0.5], n=1, margin=0.05, preferred=[False, True]) == [0]
 
 
