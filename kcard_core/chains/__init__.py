@@ -55,8 +55,8 @@ def build_chain(spec: ChainSpec | str | None = None, *, examples: list[dict] | N
         model_name, artifact = model_artifact(spec.model or settings.get("model"))
         engine = registry.backend(spec.backend or settings.get("backend"))
         model_ref = engine.locate(artifact, backend_settings.get(engine.name, {}))
-        llm = engine.language_model(model_ref, Sampling(max_tokens=ANSWER_TOKENS, temperature=0.0, seed=spec.seed,
-                                                         favour_bias=spec.copy_bias))
+        llm = engine.language_model(model_ref, Sampling(max_tokens=ANSWER_TOKENS, temperature=0.0,
+                                                         seed=spec.seed, favour_bias=spec.copy_bias))
         # yes/no judgements (factuality, calibrated top-down, self-critique) use the base LLM: it is loaded
         logprobs = lambda prompt: engine.next_token_logprobs(model_ref, prompt)  # noqa: E731
     else:

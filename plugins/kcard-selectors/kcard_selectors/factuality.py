@@ -22,8 +22,7 @@ the question asks for (kcard_core.answer_types: "How many …?" a count, "In whi
 wins, else the one ranked first by the stage before (relevance). A memorised card's samples tie
 often: "The ship of the town's founder, Ada Morrane." and "… after her ship, the Grey Heron, was
 wrecked …" both state only what its text says, and the first, closer to "What was the name of the
-ship …?", had won.
-``sampling="paper"`` restores top-k sampling.
+ship …?", had won. ``sampling="paper"`` restores top-k sampling.
 """
 
 from __future__ import annotations
