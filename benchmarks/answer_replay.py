@@ -30,8 +30,9 @@ from kcard_selectors.factuality import FactualitySelector, margin_greedy
 
 def replay(path: Path, chain) -> dict:
     """One stored run: its answers asked again, and (bottom-up) factuality's choice made again."""
-    changed, choices, before, after = [], 0, 0.0, 0.0
+    changed, choices, before, after, questions = [], 0, 0.0, 0.0, 0
     for line in path.open():
+        questions += 1
         stored = json.loads(line)
         record = stored["trace"]
         trace = Trace(mode=record["mode"], question=record["question"], prompt=record["prompt"])
@@ -45,7 +46,7 @@ def replay(path: Path, chain) -> dict:
                             "now": answer})
         if record["mode"] == "bottom-up":
             choices += chosen_again(record) != next(d["id"] for d in record["documents"] if d.get("used"))
-    return {"questions": sum(1 for _ in path.open()), "em_stored": before, "em_now": after,
+    return {"questions": questions, "em_stored": before, "em_now": after,
             "answers_changed": changed, "bottom_up_choices_changed": choices}
 
 
@@ -54,8 +55,7 @@ def chosen_again(record: dict) -> str:
     relevance's order) and the current tie-break (a document of the type the question asks for)."""
     reached = sorted((d for d in record["documents"] if "factuality" in d.get("stages", {})),
                      key=lambda d: -d["stages"]["relevance"]["score"])
-    typed = [bool(answer_types.answer_type(record["question"])
-                  and answer_types.typed_spans(record["question"], d["text"])) for d in reached]
+    typed = [bool(answer_types.typed_spans(record["question"], d["text"])) for d in reached]
     pick = margin_greedy([d["stages"]["factuality"]["score"] for d in reached], 1, FactualitySelector().margin,
                          typed)
     return reached[pick[0]]["id"]
@@ -72,7 +72,7 @@ def main() -> None:
              "|---|---|---|---|---|---|"]
     lines += [f"| {r['run']} | {r['questions']} | {r['em_stored']:.0f} | {r['em_now']:.0f} "
               f"| {len(r['answers_changed'])} | {r['bottom_up_choices_changed']} |" for r in rows]
-    write_result("answer-replay", {"work": str(args.work), "rows": rows}, f"""# The answer step replayed on stored MidtermQA runs
+    report = f"""# The answer step replayed on stored MidtermQA runs
 
 Each stored question of `knowledge_lift_heldout.py`'s runs asked again through the current answer
 step with its stored prompt and knowledge; bottom-up's factuality choice made again from the
@@ -81,7 +81,8 @@ stored scores. EM counts questions (exact match).
 {chr(10).join(lines)}
 
 Reproduce: `python benchmarks/answer_replay.py` (reads `--work`, by default kcard's cache).
-""")
+"""
+    write_result("answer-replay", {"work": str(args.work), "rows": rows}, report)
 
 
 if __name__ == "__main__":

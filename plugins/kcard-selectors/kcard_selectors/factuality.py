@@ -133,6 +133,7 @@ class FactualitySelector(Selector):
         found = index.scored(query, self.evidence_k) if index else []
         evidence = [(text, score / found[0][0]) for score, text in found] + \
             [(doc.page_content, 1.0) for doc in documents if doc.metadata.get("source") in QUOTED]
+        typed = answer_type(query) is not None  # then near-ties go to a document that holds an answer of that type
         scored = []
         for doc in documents:
             parts, details = {}, {}
@@ -149,7 +150,7 @@ class FactualitySelector(Selector):
                                                     for claim in claims for text, weight in evidence),
                                                    key=lambda pair: pair[0])
                 parts["fact_check"] = support
-            if answer_type(query):  # near-ties go to a document that holds an answer of the type asked
+            if typed:
                 details["typed"] = bool(typed_spans(query, doc.page_content))
             score = sum(parts.values()) / len(parts) if parts else 0.5
             scored.append(self.record(doc, score, **{key: round(value, 4) for key, value in parts.items()},
