@@ -150,6 +150,9 @@ class FactualitySelector(Selector):
                                                     for claim in claims for text, weight in evidence),
                                                    key=lambda pair: pair[0])
                 parts["fact_check"] = support
+            samples = doc.metadata.get("generation", {}).get("n") or 1
+            if samples > 1 and doc.metadata.get("source") not in QUOTED:
+                parts["consistency"] = doc.metadata.get("copies", 1) / samples
             if typed:
                 details["typed"] = bool(typed_spans(query, doc.page_content))
             score = sum(parts.values()) / len(parts) if parts else 0.5

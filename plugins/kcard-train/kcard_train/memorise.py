@@ -29,6 +29,7 @@ import random
 import re
 from collections import Counter
 
+from kcard_core import answer_types as types
 from kcard_core.text import sentences
 
 PASSAGE_WORDS = 60  # a passage is whole sentences up to about this many words: one card document
@@ -109,6 +110,63 @@ def cue(passage: str, rng: random.Random, subject: str = "", distinct: set[str] 
     return rng.choice(templates).format(" ".join(chosen))
 
 
+WEIGHTS = set("kilograms kilogram kg grams gram tonnes tonne tons ton pounds pound lb".split())
+
+
+def fact_questions(sentence: str, subject: str = "") -> list[tuple[list[str], tuple[str, ...]]]:
+    """The facts of a sentence a question could ask for, each as (its words, question templates):
+    a year, a measure, a count, a name (not the ``subject``'s)."""
+    found = []
+    for year in re.findall(types.YEAR, sentence):
+        found.append(([year], ("In which year {}?", "When {}?")))
+    measures = list(re.finditer(types.MEASURE, sentence, re.IGNORECASE))
+    for m in measures:
+        # the word after it says what it measures: "28 inches across" is asked "How wide …?"
+        sense = next(((asked, said.group(1)) for asked, pattern in types.SENSES.items()
+                      if (said := re.match(rf"\s+({pattern})\b", sentence[m.end():]))), None)
+        unit = m.group(0).split()[-1].lower()
+        how = (f"How {sense[0]} {{}}?",) if sense else (
+            ("How heavy {}?", "How much {} weigh?") if unit in WEIGHTS else ("How long {}?",))
+        found.append((WORD.findall(m.group(0)) + ([sense[1]] if sense else []), how))
+    taken = {w.lower() for m in measures for w in WORD.findall(m.group(0))}
+    for m in re.finditer(rf"\b{types.NUMBER}\b\s+([a-z]+)", sentence, re.IGNORECASE):
+        number = m.group(0).rsplit(None, 1)[0]
+        if re.fullmatch(types.YEAR, number) or words_of(number) & taken or m.group(1).lower() in STOP:
+            continue
+        found.append((WORD.findall(number), (f"How many {m.group(1)} {{}}?",)))
+    for m in re.finditer(types.NAME, sentence):
+        words = m.group(0).split()
+        while words and words[0].lower() in types.NOT_NAMES:
+            words.pop(0)
+        if words and not (m.start() == 0 and len(words) == 1) and not words_of(" ".join(words)) <= words_of(subject):
+            found.append((words, ("Who {}?", "What {} called?", "Which {}?", "What name {}?")))
+    return found
+
+
+def fact_cue(passage: str, rng: random.Random, subject: str = "", distinct: set[str] = frozenset(),
+             named: bool = False) -> str | None:
+    """A short question about one fact of the passage (not the ``subject``'s name): its question word
+    fits the fact (a year, a measure, a count, a name), then one to four other words of the fact's
+    sentence, one of the passage's ``distinct`` words among them where the sentence has any, and the
+    subject where ``named``, else not, whether the sentence names it or not (the opening passage,
+    which names it, had lost "How long is the Brackenmoor Railway?" to the tunnel's "412 metres long",
+    whose cues named it half the time). None where the passage states no such fact."""
+    options = [(sentence, fact) for sentence in sentences(passage) for fact in fact_questions(sentence, subject)]
+    if not options:
+        return None
+    sentence, (fact, templates) = rng.choice(options)
+    hidden = words_of(" ".join(fact)) | words_of(subject)
+    words = [word for word in content_words(sentence) if word.lower() not in hidden]
+    chosen = set(rng.sample(range(len(words)), min(len(words), rng.randint(1, 4))))
+    own = [i for i, word in enumerate(words) if word.lower() in distinct]
+    if own and not chosen & set(own):
+        chosen.add(rng.choice(own))
+    asked = [words[i] for i in sorted(chosen)]
+    if named and subject:
+        asked.insert(rng.randrange(len(asked) + 1), subject)
+    return rng.choice(templates).format(" ".join(asked)) if asked else None
+
+
 def examples(texts: list[str], cues: int, seed: int, subject: str = "") -> list[tuple[str, str]]:
     """(prompt, target) pairs: each passage once on its own and after ``cues`` different cues, half
     of them naming the ``subject`` where the passage does not."""
@@ -116,7 +174,10 @@ def examples(texts: list[str], cues: int, seed: int, subject: str = "") -> list[
     pairs = []
     for passage, distinct in passages_and_own_words(texts):
         pairs.append(("", passage))
-        pairs += [(cue(passage, rng, subject if i % 2 else "", distinct) + "\n", passage) for i in range(cues)]
+        for i in range(cues):
+            asked = ((i >= cues // 2 and fact_cue(passage, rng, subject, distinct, named=bool(i % 2)))
+                     or cue(passage, rng, subject if i % 2 else "", distinct))
+            pairs.append((asked + "\n", passage))
     return pairs
 
 

@@ -63,13 +63,42 @@ def test_probes_name_the_subject_where_the_passage_does_not_and_ask_for_what_the
         assert not any(key.lower() in shown for key in keys)  # "2025." is shown as "2025": not a key
 
 
-def test_each_cue_holds_a_word_no_other_passage_has_and_asks_for_a_year_only_where_it_leaves_one_out():
+def test_each_cue_holds_a_word_no_other_passage_has_or_asks_for_what_only_its_passage_says():
     built, across = "The Grey Bowl was built in 1958.", "The Grey Bowl is 28 metres across."
     assert memorise.distinct_words([built, across]) == [{"built", "1958"}, {"28", "metres", "across"}]
     pairs = memorise.examples([built, across], cues=40, seed=0)
     for prompt, target in pairs:
-        if prompt:
+        if prompt and not prompt.startswith("How wide"):  # "How wide Grey Bowl?" asks for all three
             assert memorise.words_of(prompt) & memorise.distinct_words([built, across])[target == across]
     asked_year = [prompt for prompt, target in pairs if prompt.startswith(("In which year", "When"))]
     assert asked_year and all(target == built and "1958" not in prompt for prompt, target in pairs
                               if prompt in asked_year)
+    assert {target for prompt, target in pairs if prompt.startswith("How wide")} == {across}
+
+
+def test_facts_a_question_could_ask_for_each_with_a_question_word_that_fits():
+    facts = dict((" ".join(words), templates) for words, templates in memorise.fact_questions(
+        "It climbs the ridge by a flight of seventeen locks, built in 1794 by James Pardoe.", "Tollmere Canal"))
+    assert facts == {"1794": ("In which year {}?", "When {}?"), "seventeen": ("How many locks {}?",),
+                     "James Pardoe": ("Who {}?", "What {} called?", "Which {}?", "What name {}?")}
+    (lens, how), = memorise.fact_questions("Its lens is 28 inches across.")
+    assert lens == ["28", "inches", "across"] and how == ("How wide {}?",)  # what it measures, hidden
+    (dome, how), = memorise.fact_questions("The dome weighs 40 tonnes.")
+    assert how == ("How heavy {}?", "How much {} weigh?")
+    assert memorise.fact_questions("The Tollmere Canal is a canal.", "Tollmere Canal") == []  # the subject is no fact
+    assert memorise.fact_cue("The canal is quiet.", random.Random(0)) is None  # then examples() takes a cue()
+
+
+def test_half_of_the_cues_are_short_questions_about_one_fact_naming_the_subject_half_the_time():
+    passage = "The Tollmere Canal runs for thirty-one miles. It was opened in 1794 by James Pardoe."
+    pairs = memorise.examples([passage], cues=40, seed=0, subject="Tollmere Canal")
+    facts = [prompt for prompt, _ in pairs[21:]]  # the second half of each passage's cues
+    assert all(prompt.startswith(("In which year", "When", "How long", "Who", "What", "Which")) for prompt in facts)
+    for prompt in facts:
+        shown = memorise.words_of(prompt)
+        hidden = ({"1794"} if prompt.startswith(("In which year", "When")) else {"thirty-one", "miles"}
+                  if prompt.startswith("How long") else {"james", "pardoe"})  # the fact it asks for
+        assert not hidden & shown
+        assert len(memorise.content_words(prompt.replace("Tollmere Canal", ""))) <= 1 + 4 + 2
+    named = [prompt for prompt in facts if "Tollmere Canal" in prompt]
+    assert len(named) == 10  # every other one, though the passage names it (its first words are no cue)
