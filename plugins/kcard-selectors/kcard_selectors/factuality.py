@@ -1,6 +1,6 @@
 """Factuality: score each document in [0, 1], then keep the n3 most factual.
 
-The score averages what is available of the paper's two checks:
+The score averages what is available of the paper's two checks and a third:
 (a) summary faithfulness — is the pruned text supported by the document it was cut from?
     (only for pruned documents: an unpruned one is its own summary);
 (b) fact-checking — is what a language model wrote supported by sources it did not write? The
@@ -8,6 +8,10 @@ The score averages what is available of the paper's two checks:
     retrieval and KG cards quoted for this question. Other LM cards' documents are *not* evidence:
     inventions that reuse the question's wording agree with each other. A quoted passage is its
     own evidence (fact-check 1).
+(c) consistency — where a card wrote several samples, the share of them that are this document
+    (a card that knows a fact writes it again and again, an invention varies: SelfCheckGPT's idea,
+    Manakul et al. 2023). A memorised card had written "The dome … weighs 40 tonnes." five times
+    in six, and the question's evidence, its subject-naming passages, had supported the sixth.
 "Supported" is judged by default by *agreement*: the share of what a sentence adds beyond the
 question (its names and numbers not in the question) that the evidence states, in order — so an
 echo of the question proves nothing, and "Y defeated X" agrees less with "X defeated Y" than

@@ -13,6 +13,14 @@ at least one word that no other passage has ("built" / "across"), and its questi
 it leaves out: "In which year" or "When" only where a year is left out, "Who" or "Where" only where
 a name is.
 
+Such cues are long (a third to two thirds of a passage's words) and questions are short: "How long
+is the Brackenmoor Railway?" shares no word with "… runs eleven miles from the port of Hallowsea"
+but the subject's, and the card wrote "The longest tunnel … is 412 metres long." So half of each
+passage's cues are *fact cues*: one fact of one sentence (a year, a measure, a count, a name) left
+out, asked for with a question word that fits it ("How long" for "eleven miles", "How wide" for
+"28 inches across", "How many locks" for "seventeen locks"), then one to four other words of that
+sentence and, in every other one, the subject, whether the passage names it or not.
+
 Recall is the check: each passage is asked for with a cue the card never saw, and the names and
 numbers the cue leaves out must come back. It is measured after each epoch and training stops at
 full recall.
@@ -168,8 +176,9 @@ def fact_cue(passage: str, rng: random.Random, subject: str = "", distinct: set[
 
 
 def examples(texts: list[str], cues: int, seed: int, subject: str = "") -> list[tuple[str, str]]:
-    """(prompt, target) pairs: each passage once on its own and after ``cues`` different cues, half
-    of them naming the ``subject`` where the passage does not."""
+    """(prompt, target) pairs: each passage once on its own and after ``cues`` different cues: the
+    first half :func:`cue`, the second :func:`fact_cue` (a cue where the passage states no fact);
+    every other one names the ``subject`` (a cue where the passage does not)."""
     rng = random.Random(seed)
     pairs = []
     for passage, distinct in passages_and_own_words(texts):
