@@ -399,9 +399,11 @@ def test_repeated_documents_are_dropped_and_marked(tmp_path):
     trace = BottomUp(FakeListLLM(responses=["x"]), [card], [ByLength(keep=3)], n1=3, examples=[]).invoke("q")["trace"]
     assert trace.documents["echo#2"].duplicate_of == "echo#1" and trace.documents["echo#3"].duplicate_of == "echo#1"
     assert trace.prompt.count("Same text.") == 1
-    documents = BottomUp(FakeListLLM(responses=["x"]), [card], [], n1=3, examples=[]).run_cards(
-        [card], "q", 3, Trace(mode="bottom-up", question="q"), None)
-    assert [doc.metadata["copies"] for doc in documents] == [3]  # what factuality's consistency counts
+    other = make_card(tmp_path, "echo2", "repeats it too", Repeating())
+    documents = BottomUp(FakeListLLM(responses=["x"]), [card, other], [], n1=3, examples=[]).run_cards(
+        [card, other], "q", 3, Trace(mode="bottom-up", question="q"), None)
+    # what factuality's consistency counts: a card's own repeats, not another card's
+    assert [(doc.metadata["card"], doc.metadata["copies"]) for doc in documents] == [("echo", 3)]
 
 
 def test_vanilla_asks_the_base_llm_alone_with_the_given_examples():

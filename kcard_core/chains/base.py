@@ -304,9 +304,11 @@ class KnowledgeChain(KcardRunnable):
                 key = one_line(doc.page_content.lower())
                 if not key:
                     trace.documents[doc.metadata["id"]].dropped = "empty"
-                elif key in seen:  # counted: how often a card says the same is a sign it knows it (factuality)
-                    trace.documents[doc.metadata["id"]].duplicate_of = seen[key].metadata["id"]
-                    seen[key].metadata["copies"] += 1
+                elif key in seen:
+                    first = seen[key]
+                    trace.documents[doc.metadata["id"]].duplicate_of = first.metadata["id"]
+                    # counted per card: how often a card says the same is a sign it knows it (factuality)
+                    first.metadata["copies"] += first.metadata.get("card") == doc.metadata.get("card")
                 else:
                     doc.metadata["copies"] = 1
                     seen[key] = doc
