@@ -7,7 +7,7 @@ from langchain_core.language_models.fake import FakeListLLM
 
 from conftest import FakeBackend, make_card
 from kcard_core import defaults
-from kcard_core.trace import CardChoice, CardError, Trace
+from kcard_core.trace import CardChoice, CardError
 from kcard_core.chains import BottomUp, GenRead, TopDown, Vanilla
 from kcard_core.chains.top_down import match_card_name, parse_yes_no
 from kcard_core.backends import Backend, Sampling
@@ -399,11 +399,6 @@ def test_repeated_documents_are_dropped_and_marked(tmp_path):
     trace = BottomUp(FakeListLLM(responses=["x"]), [card], [ByLength(keep=3)], n1=3, examples=[]).invoke("q")["trace"]
     assert trace.documents["echo#2"].duplicate_of == "echo#1" and trace.documents["echo#3"].duplicate_of == "echo#1"
     assert trace.prompt.count("Same text.") == 1
-    other = make_card(tmp_path, "echo2", "repeats it too", Repeating())
-    documents = BottomUp(FakeListLLM(responses=["x"]), [card, other], [], n1=3, examples=[]).run_cards(
-        [card, other], "q", 3, Trace(mode="bottom-up", question="q"), None)
-    # what factuality's consistency counts: a card's own repeats, not another card's
-    assert [(doc.metadata["card"], doc.metadata["copies"]) for doc in documents] == [("echo", 3)]
 
 
 def test_vanilla_asks_the_base_llm_alone_with_the_given_examples():

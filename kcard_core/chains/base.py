@@ -305,12 +305,8 @@ class KnowledgeChain(KcardRunnable):
                 if not key:
                     trace.documents[doc.metadata["id"]].dropped = "empty"
                 elif key in seen:
-                    first = seen[key]
-                    trace.documents[doc.metadata["id"]].duplicate_of = first.metadata["id"]
-                    # counted per card: how often a card says the same is a sign it knows it (factuality)
-                    first.metadata["copies"] += first.metadata.get("card") == doc.metadata.get("card")
+                    trace.documents[doc.metadata["id"]].duplicate_of = seen[key]
                 else:
-                    doc.metadata["copies"] = 1
-                    seen[key] = doc
+                    seen[key] = doc.metadata["id"]
                     documents.append(doc)
         return documents

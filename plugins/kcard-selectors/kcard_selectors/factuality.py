@@ -1,6 +1,6 @@
 """Factuality: score each document in [0, 1], then keep the n3 most factual.
 
-The score averages what is available of the paper's two checks and a third:
+The score averages what is available of the paper's two checks:
 (a) summary faithfulness — is the pruned text supported by the document it was cut from?
     (only for pruned documents: an unpruned one is its own summary);
 (b) fact-checking — is what a language model wrote supported by sources it did not write? The
@@ -8,10 +8,6 @@ The score averages what is available of the paper's two checks and a third:
     retrieval and KG cards quoted for this question. Other LM cards' documents are *not* evidence:
     inventions that reuse the question's wording agree with each other. A quoted passage is its
     own evidence (fact-check 1).
-(c) consistency — where a card wrote several samples, the share of them that are this document
-    (a card that knows a fact writes it again and again, an invention varies: SelfCheckGPT's idea,
-    Manakul et al. 2023). A memorised card had written "The dome … weighs 40 tonnes." five times
-    in six, and the question's evidence, its subject-naming passages, had supported the sixth.
 "Supported" is judged by default by *agreement*: the share of what a sentence adds beyond the
 question (its names and numbers not in the question) that the evidence states, in order — so an
 echo of the question proves nothing, and "Y defeated X" agrees less with "X defeated Y" than
@@ -154,9 +150,6 @@ class FactualitySelector(Selector):
                                                     for claim in claims for text, weight in evidence),
                                                    key=lambda pair: pair[0])
                 parts["fact_check"] = support
-            samples = doc.metadata.get("generation", {}).get("n") or 1
-            if samples > 1 and doc.metadata.get("source") not in QUOTED:
-                parts["consistency"] = doc.metadata.get("copies", 1) / samples
             if typed:
                 details["typed"] = bool(typed_spans(query, doc.page_content))
             score = sum(parts.values()) / len(parts) if parts else 0.5

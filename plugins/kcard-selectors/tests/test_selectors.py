@@ -173,21 +173,3 @@ def test_pipeline_in_any_order_records_every_stage():
     assert len(stages[0].scores) == 3 and len(stages[1].kept) == 2 and len(kept) == 1
     assert "d0" not in stages[1].kept
 
-
-def test_factuality_counts_how_often_a_card_wrote_a_document_among_its_samples():
-    # a memorised card wrote the dome's passage in five of six samples, the library's once; the
-    # question's evidence (BM25 for its words) holds the library's passage, not the dome's
-    text = ["The observatory's library holds the star charts drawn by its founder.",
-            "The dome turns on eighteen iron wheels and weighs 40 tonnes."]
-    dome, library = docs(text[1], "The Wrenhold Observatory's library holds the star charts drawn by its founder.")
-    for doc, copies in ((dome, 5), (library, 1)):
-        doc.metadata.update(copies=copies, generation={"n": 6})
-    selector = FactualitySelector(top_n=1, evidence={"text": lambda: text}, evidence_k=1)
-    scored = selector.score_documents([library, dome], "How much does the dome of the Wrenhold Observatory weigh?")
-    assert [d.metadata["factuality"]["consistency"] for d in scored] == [round(1 / 6, 4), round(5 / 6, 4)]
-    assert [d.page_content for d in selector.choose(scored)] == [dome.page_content]
-    # one sample, or a quoted passage: nothing to count
-    single, quoted = docs("The dome weighs 40 tonnes.", "The dome weighs 40 tonnes.", sources=["lm", "retrieval"])
-    single.metadata["generation"], quoted.metadata["generation"] = {"n": 1}, {"n": 6}
-    scored = selector.score_documents([single, quoted], "How much does the dome weigh?")
-    assert all("consistency" not in d.metadata["factuality"] for d in scored)
