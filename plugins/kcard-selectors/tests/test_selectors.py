@@ -172,4 +172,3 @@ def test_pipeline_in_any_order_records_every_stage():
     assert [s.selector for s in stages] == ["pruning", "relevance", "factuality"]
     assert len(stages[0].scores) == 3 and len(stages[1].kept) == 2 and len(kept) == 1
     assert "d0" not in stages[1].kept
-
