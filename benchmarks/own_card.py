@@ -18,8 +18,8 @@ about a fictional theatre, written after all of it and run once at the end; penm
 paragraphs about a fictional pier, written before an LM card sampled six documents and run once at
 the end; arbroch.txt: fourteen paragraphs about a fictional lifeboat station, committed after that,
 before the answer-step and tie-break changes, and run once after them; tarrow.txt: fourteen
-paragraphs about a fictional castle, committed after those, before the fact cues and the samples'
-consistency, and run once after them; lydgate.txt: fourteen paragraphs about a fictional library,
+paragraphs about a fictional castle, committed after those, before the fact cues, and run once
+after them; lydgate.txt: fourteen paragraphs about a fictional library,
 committed after that and not yet run, held out for the next change) and the questions beside it (NAME-questions.jsonl):
 
 - retrieval: `kcard new card NAME --corpus FILE` (BM25 over the text);
@@ -222,11 +222,10 @@ still names none becomes the knowledge's one span of the type where it has only 
 near-ties go to a document that holds an answer of the type asked (a memorised card's samples).
 Before them retrieval 20, 20, 20, 20, 20, 20, 19, 19, 18, 17, 17 and LM 17, 20, 19, 19, 14, 14, 16,
 16, 14, 17, 14. arbroch was committed before those changes and run once after them, its LM card
-trained afresh. Then every LM card was trained afresh after two changes chosen on the twelve texts
-(on the four weakest first, `own-card-probes.jsonl`): half of each passage's cues are short questions
-about one of its facts (`kcard_train.memorise.fact_cue`: "How many locks …" for "seventeen locks"),
-and factuality counts how often a card wrote a document among its samples; before them LM 19, 20,
-19, 19, 14, 14, 16, 17, 16, 18, 15, 14. tarrow was committed before them and run once after them.
+trained afresh. Then every LM card was trained afresh after a change chosen on the four weakest
+texts (`own-card-probes.jsonl`): half of each passage's cues are short questions about one of its
+facts (`kcard_train.memorise.fact_cue`: "How many locks …" for "seventeen locks"); before it LM 19,
+20, 19, 19, 14, 14, 16, 17, 16, 18, 15, 14. tarrow was committed before it and run once after it.
 Top-down: "said No" = questions whose "Do you need more information?" the base LLM answered No
 (top-down-auto asks the card whose text alone holds a word of the question all the same); "chose
 the card" = questions it gave to this corpus's card.
