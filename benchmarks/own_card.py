@@ -66,7 +66,7 @@ from kcard_train import memorise
 EXAMPLES = HERE.parent / "docs" / "examples"
 CORPORA = ("kelderwick", "halvard", "ostrel", "tarnby", "brackenmoor", "wrenhold", "ashcombe", "skerrin", "tollmere",
            "quillon", "penmarrow", "arbroch", "tarrow", "lydgate")
-HELD_OUT = ("tarrow",)  # to be run once, at the final state of the changes chosen on the others
+HELD_OUT = ("lydgate",)  # to be run once, at the final state of the changes chosen on the others
 TUNING = tuple(corpus for corpus in CORPORA if corpus not in HELD_OUT)
 DESCRIPTIONS = {"kelderwick": "the harbour town of Kelderwick: its history, people and customs",
                 "halvard": "the Halvard Observatory on Mount Ceril: its history, instruments and people",
