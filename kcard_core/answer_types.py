@@ -22,6 +22,7 @@ UNITS = ("miles mile metres metre meters meter feet foot inches inch yards yard 
          "kilometer km cm mm kilograms kilogram kg grams gram tonnes tonne tons ton pounds pound lb acres acre "
          "hectares hectare hours hour minutes minute seconds second days day weeks week months month years year "
          "centuries century litres litre liters liter gallons gallon degrees degree per cent percent").split()
+WEIGHTS = frozenset("kilograms kilogram kg grams gram tonnes tonne tons ton pounds pound lb".split())  # of UNITS
 UNIT = rf"(?:{'|'.join(UNITS)})\b"
 MEASURE = rf"\b{NUMBER}\s+(?:[a-z]+\s+)?{UNIT}"  # a word may qualify the unit: "twenty-two nautical miles"
 # the word after a measure that tells what it measures, for the question's "how …" ("38 metres tall"
@@ -99,11 +100,7 @@ def typed_spans(question: str, knowledge: str) -> list[str]:
         asked = {word.lower() for word in WORD.findall(question)}
         things = asked_things(question)
         spans = []
-        for found in re.finditer(NAME, knowledge):
-            words = found.group(0).split()
-            while words and words[0].lower() in NOT_NAMES:
-                words.pop(0)
-            name = " ".join(words)
+        for found, name in names_in(knowledge):
             if key_words(name) - asked and (kind == "name" or titled(name, things, knowledge[:found.start()],
                                                                      knowledge[found.end():])):
                 spans.append(name)
@@ -111,6 +108,16 @@ def typed_spans(question: str, knowledge: str) -> list[str]:
         # brewery …?", not "the Green Room" after "called" in the same sentence)
         return [span for span in spans if holds_thing(span, things)] or spans
     return []
+
+
+def names_in(text: str):
+    """Each name in ``text`` with the match it came from, less the words before it that are no name
+    (:data:`NOT_NAMES`: "The Quarne Vault" names "Quarne Vault"); empty where none is left."""
+    for found in re.finditer(NAME, text):
+        words = found.group(0).split()
+        while words and words[0].lower() in NOT_NAMES:
+            words.pop(0)
+        yield found, " ".join(words)
 
 
 def asked_things(question: str) -> list[str]:

@@ -118,9 +118,6 @@ def cue(passage: str, rng: random.Random, subject: str = "", distinct: set[str] 
     return rng.choice(templates).format(" ".join(chosen))
 
 
-WEIGHTS = set("kilograms kilogram kg grams gram tonnes tonne tons ton pounds pound lb".split())
-
-
 def fact_questions(sentence: str, subject: str = "") -> list[tuple[list[str], tuple[str, ...]]]:
     """The facts of a sentence a question could ask for, each as (its words, question templates):
     a year, a measure, a count, a name (not the ``subject``'s)."""
@@ -134,20 +131,17 @@ def fact_questions(sentence: str, subject: str = "") -> list[tuple[list[str], tu
                       if (said := re.match(rf"\s+({pattern})\b", sentence[m.end():]))), None)
         unit = m.group(0).split()[-1].lower()
         how = (f"How {sense[0]} {{}}?",) if sense else (
-            ("How heavy {}?", "How much {} weigh?") if unit in WEIGHTS else ("How long {}?",))
+            ("How heavy {}?", "How much {} weigh?") if unit in types.WEIGHTS else ("How long {}?",))
         found.append((WORD.findall(m.group(0)) + ([sense[1]] if sense else []), how))
-    taken = {w.lower() for m in measures for w in WORD.findall(m.group(0))}
+    taken = words_of(" ".join(m.group(0) for m in measures))
     for m in re.finditer(rf"\b{types.NUMBER}\b\s+([a-z]+)", sentence, re.IGNORECASE):
         number = m.group(0).rsplit(None, 1)[0]
         if re.fullmatch(types.YEAR, number) or words_of(number) & taken or m.group(1).lower() in STOP:
             continue
         found.append((WORD.findall(number), (f"How many {m.group(1)} {{}}?",)))
-    for m in re.finditer(types.NAME, sentence):
-        words = m.group(0).split()
-        while words and words[0].lower() in types.NOT_NAMES:
-            words.pop(0)
-        if words and not (m.start() == 0 and len(words) == 1) and not words_of(" ".join(words)) <= words_of(subject):
-            found.append((words, ("Who {}?", "What {} called?", "Which {}?", "What name {}?")))
+    for m, name in types.names_in(sentence):  # not a sentence's one capitalised first word
+        if name and not (m.start() == 0 and " " not in name) and not words_of(name) <= words_of(subject):
+            found.append((name.split(), ("Who {}?", "What {} called?", "Which {}?", "What name {}?")))
     return found
 
 
