@@ -2,8 +2,8 @@
 
 A 270M reader handed the right text often answers with the wrong kind of thing from it: "How many
 bells are in the tower?" → "1187" from "The abbey church was finished in 1187. Its tower … holds six
-bells."; "To whom were the lands sold?" → "1539". Six types are told from the question's words
-alone (a count, a measure, a year, a time of day, a person or body, the title of a thing: "Which
+bells."; "To whom were the lands sold?" → "1539". Seven types are told from the question's words
+alone (a count, a measure, a price, a year, a time of day, a person or body, the title of a thing: "Which
 firm …?", "What is the night train called?"); the chains ask again, favouring the spans of
 that type, only when the answer holds none of them (see ``KnowledgeChain.answering``).
 """
@@ -28,7 +28,11 @@ MEASURE = rf"\b{NUMBER}\s+(?:[a-z]+\s+)?{UNIT}"  # a word may qualify the unit: 
 # the word after a measure that tells what it measures, for the question's "how …" ("38 metres tall"
 # is no answer to "How far away can the light be seen?", "twenty-two nautical miles away" is)
 SENSES = {"tall": "tall|high", "high": "high|tall", "far": "away|off|distant", "wide": "wide|across",
-          "deep": "deep", "long": "long", "old": "old"}
+          "deep": "deep", "thick": "thick", "long": "long", "old": "old"}
+# a sum of money: "£40,000", "$3 million", "a single pound", "twelve guineas"
+CURRENCY = r"(?:pounds?|shillings?|guineas?|pence|penny|dollars?|euros?|francs?|crowns?)\b"
+PRICE = (rf"[£$€]\s?{NUMBER}(?:\s+(?:thousand|million|billion)\b)?"
+         rf"|\b(?:{NUMBER}|an?(?:\s+single)?)\s+(?:(?:thousand|million|billion)\s+)?{CURRENCY}")
 CLOCK = (rf"\b(?:(?:half|quarter|\d+|{_WORD_NUMBER}) (?:minutes )?(?:past|to) {NUMBER}|{NUMBER} o'clock"
          r"|\d{1,2}[.:]\d{2}(?:\s*[ap]\.?m\b\.?)?|\d{1,2}\s*[ap]\.?m\b\.?|noon|midday|midnight|dawn|dusk|sunrise|sunset)\b")
 YEAR = r"\b(?:1\d{3}|20\d{2})\b"
@@ -43,7 +47,8 @@ PREPOSITIONS = frozenset("of in on at to for with from by near that which".split
 
 TYPES = {  # the type, told from the question (lower case); the first that matches
     "count": r"\bhow many\b",
-    "measure": r"\bhow (?:long|tall|high|wide|deep|far|heavy|old|big)\b|\bhow much\b.*\bweigh",
+    "measure": r"\bhow (?:long|tall|high|wide|deep|thick|far|heavy|old|big)\b|\bhow much\b.*\bweigh",
+    "price": r"\bhow much\b.*\b(?:cost|costs|pay|paid|buy|bought|sell|sold|price)\b|\bfor how much\b",
     "year": r"\b(?:which|what) year\b|^when (?:did|was|were)\b",
     "time": r"\b(?:which|what) (?:time|hour)\b",
     "name": r"^who\b|\bwhom\b",
@@ -66,7 +71,7 @@ BETWEEN = r"(?:,?\s+[a-z]+){0,3},?\s+$"  # up to three small words between the t
 
 
 def answer_type(question: str) -> str | None:
-    """"count", "measure", "year", "time" (of day), "name" (of a person or a body) or "title" (of a
+    """"count", "measure", "price", "year", "time" (of day), "name" (of a person or a body) or "title" (of a
     thing: "Which island …?", "What is … called?"), or None for any other question."""
     asked = question.lower()
     return next((kind for kind, pattern in TYPES.items() if re.search(pattern, asked)), None)
@@ -76,7 +81,7 @@ def typed_spans(question: str, knowledge: str) -> list[str]:
     """The spans of ``knowledge`` of the type ``question`` asks for (none for an untyped question):
     for "How many bells …?" the numbers before "bells" (any number that no unit follows, when none
     is); for "How long …?" numbers with a unit (those the question's sense follows, when any do: "…
-    miles away" for "How far …?"); for "In which year …?" years; for "At what time …?" times of day;
+    miles away" for "How far …?"); for "For how much …?" sums of money; for "In which year …?" years; for "At what time …?" times of day;
     for "Who …?" names that the question does not already hold; for a title, such names where
     :func:`titled` finds them."""
     kind = answer_type(question)
@@ -92,6 +97,8 @@ def typed_spans(question: str, knowledge: str) -> list[str]:
         how = re.search(rf"\bhow ({'|'.join(SENSES)})\b", question.lower())
         sensed = [m for m in found if how and re.match(rf"\s+(?:{SENSES[how.group(1)]})\b", knowledge[m.end():])]
         return [m.group(0) for m in sensed or found]
+    if kind == "price":
+        return [m.group(0) for m in re.finditer(PRICE, knowledge, re.IGNORECASE)]
     if kind == "year":
         return re.findall(YEAR, knowledge)
     if kind == "time":

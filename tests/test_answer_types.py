@@ -10,6 +10,9 @@ from kcard_core.answer_types import answer_type, of_type, runs_on, settled, type
     ("For how many years did the cat live there?", "count"),
     ("How long is the Brackenmoor Railway?", "measure"),
     ("How much does the dome weigh?", "measure"),
+    ("How thick is the curtain wall?", "measure"),
+    ("For how much did the trust buy the pier?", "price"),
+    ("How much did the new organ cost?", "price"),
     ("In which year was the abbey founded?", "year"),
     ("When did passenger trains begin?", "year"),
     ("Who built the locomotive Puffin?", "name"),
@@ -34,6 +37,11 @@ def test_the_spans_of_the_type_in_the_knowledge():
     assert typed_spans("From how far away can the light be seen?", light) == ["twenty-two nautical miles"]
     assert typed_spans("How tall is the tower?", light) == ["38 metres"]
     assert typed_spans("How much does the bell weigh?", light) == ["38 metres", "twenty-two nautical miles"]
+    wall = "The keep is 30 metres tall and its curtain wall nine feet thick."
+    assert typed_spans("How thick is the curtain wall?", wall) == ["nine feet"]
+    # a sum of money in figures or words, never a year beside it
+    sold = "The pier was bought in 2004 for a single pound; its repair in 2011 cost £3 million and twelve guineas."
+    assert typed_spans("For how much was the pier bought?", sold) == ["a single pound", "£3 million", "twelve guineas"]
     bell = "The mill bell, cast in 1802, rang at half past five every morning; the last shift ended at 9 pm."
     assert typed_spans("At what time did the mill bell ring?", bell) == ["half past five", "9 pm"]
     assert typed_spans("In which year was the church finished?", tower) == ["1187"]
