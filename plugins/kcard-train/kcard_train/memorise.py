@@ -16,10 +16,12 @@ a name is.
 Such cues are long (a third to two thirds of a passage's words) and questions are short: "How long
 is the Brackenmoor Railway?" shares no word with "… runs eleven miles from the port of Hallowsea"
 but the subject's, and the card wrote "The longest tunnel … is 412 metres long." So half of each
-passage's cues are *fact cues*: one fact of one sentence (a year, a measure, a count, a name) left
-out, asked for with a question word that fits it ("How long" for "eleven miles", "How wide" for
-"28 inches across", "How many locks" for "seventeen locks"), then one to four other words of that
-sentence and, in every other one, the subject, whether the passage names it or not.
+passage's cues (more where it states more facts than that) are *fact cues*: one fact of one
+sentence (a year, a measure, a count, a name) left out, asked for with a question word that fits
+it ("How long" for "eleven miles", "How wide" for "28 inches across", "How many locks" for
+"seventeen locks"), then the word before it and up to four other words of that sentence and, in
+every other one, the subject, whether the passage names it or not; every fact is asked for before
+any is asked again.
 
 Recall is the check: each passage is asked for with a cue the card never saw, and the names and
 numbers the cue leaves out must come back. It is measured after each epoch and training stops at
@@ -145,25 +147,30 @@ def fact_questions(sentence: str, subject: str = "") -> list[tuple[list[str], tu
     return found
 
 
-def fact_cue(passage: str, rng: random.Random, subject: str = "", distinct: set[str] = frozenset(),
-             named: bool = False) -> str | None:
-    """A short question about one fact of the passage (not the ``subject``'s name): its question word
-    fits the fact (a year, a measure, a count, a name), then one to four other words of the fact's
-    sentence, one of the passage's ``distinct`` words among them where the sentence has any, and the
-    subject where ``named``, else not, whether the sentence names it or not (the opening passage,
-    which names it, had lost "How long is the Brackenmoor Railway?" to the tunnel's "412 metres long",
-    whose cues named it half the time). None where the passage states no such fact."""
-    options = [(sentence, fact) for sentence in sentences(passage) for fact in fact_questions(sentence, subject)]
-    if not options:
-        return None
-    sentence, (fact, templates) = rng.choice(options)
+def facts(passage: str, subject: str = "") -> list[tuple[str, list[str], tuple[str, ...]]]:
+    """The passage's facts (:func:`fact_questions`), each as (its sentence, its words, question templates)."""
+    return [(sentence, *fact) for sentence in sentences(passage) for fact in fact_questions(sentence, subject)]
+
+
+def fact_cue(sentence: str, fact: list[str], templates: tuple[str, ...], rng: random.Random, subject: str = "",
+             distinct: set[str] = frozenset(), named: bool = False) -> str | None:
+    """A short question about one fact of a sentence (not the ``subject``'s name): one of its
+    ``templates`` (a question word that fits the fact: a year, a measure, a count, a name), then one
+    to four other words of the sentence, among them the word just before the fact, which often says
+    what it is ("river" Tenley, "clothier" Josiah Brenton, "built" in 1796), and one of the passage's
+    ``distinct`` words where the sentence has any, and the subject where ``named``, else not, whether the sentence names it or not
+    (the opening passage, which names it, had lost "How long is the Brackenmoor Railway?" to the
+    tunnel's "412 metres long", whose cues named it half the time). None where no word is left."""
     hidden = words_of(" ".join(fact)) | words_of(subject)
-    words = [word for word in content_words(sentence) if word.lower() not in hidden]
+    every = content_words(sentence)
+    at = next((i for i, word in enumerate(every) if word == fact[0]), len(every))
+    words = [(i, word) for i, word in enumerate(every) if word.lower() not in hidden]
     chosen = set(rng.sample(range(len(words)), min(len(words), rng.randint(1, 4))))
-    own = [i for i, word in enumerate(words) if word.lower() in distinct]
-    if own and not chosen & set(own):
-        chosen.add(rng.choice(own))
-    asked = [words[i] for i in sorted(chosen)]
+    for wanted in ([j for j, (i, _) in enumerate(words) if i < at][-1:],  # the word just before the fact
+                   [j for j, (_, word) in enumerate(words) if word.lower() in distinct]):
+        if wanted and not chosen & set(wanted):
+            chosen.add(rng.choice(wanted))
+    asked = [words[j][1] for j in sorted(chosen)]
     if named and subject:
         asked.insert(rng.randrange(len(asked) + 1), subject)
     return rng.choice(templates).format(" ".join(asked)) if asked else None
@@ -171,14 +178,21 @@ def fact_cue(passage: str, rng: random.Random, subject: str = "", distinct: set[
 
 def examples(texts: list[str], cues: int, seed: int, subject: str = "") -> list[tuple[str, str]]:
     """(prompt, target) pairs: each passage once on its own and after ``cues`` different cues: the
-    first half :func:`cue`, the second :func:`fact_cue` (a cue where the passage states no fact);
-    every other one names the ``subject`` (a cue where the passage does not)."""
+    first half :func:`cue`, the second :func:`fact_cue`, every fact of the passage asked for before
+    any is asked again, and as many more as it has facts beyond them (an opening passage states four
+    or five: "In which year was Ashcombe Mill built?" got the year of another passage while its
+    four fact cues, drawn at random, had asked for the river twice and the builder never); a
+    :func:`cue` where the passage states no fact. Every other cue names the ``subject`` (a cue where
+    the passage does not)."""
     rng = random.Random(seed)
     pairs = []
     for passage, distinct in passages_and_own_words(texts):
         pairs.append(("", passage))
-        for i in range(cues):
-            asked = ((i >= cues // 2 and fact_cue(passage, rng, subject, distinct, named=bool(i % 2)))
+        stated = facts(passage, subject)
+        rng.shuffle(stated)
+        for i in range(max(cues, cues // 2 + len(stated))):
+            fact = stated[(i - cues // 2) % len(stated)] if stated and i >= cues // 2 else None
+            asked = ((fact and fact_cue(*fact, rng, subject, distinct, named=bool(i % 2)))
                      or cue(passage, rng, subject if i % 2 else "", distinct))
             pairs.append((asked + "\n", passage))
     return pairs

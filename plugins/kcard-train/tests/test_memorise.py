@@ -26,7 +26,7 @@ def test_cues_are_question_like_parts_of_the_passage():
     for cue in cues:
         assert set(cue.rstrip("?.").split()) - template_words <= set(passage.rstrip(".").split())
     pairs = memorise.examples([passage], cues=3, seed=0)
-    assert pairs[0] == ("", passage) and len(pairs) == 4
+    assert pairs[0] == ("", passage) and len(pairs) == 1 + 1 + 3  # one cue, then one for each of its three facts
     assert all(prompt.endswith("\n") and target == passage for prompt, target in pairs[1:])
 
 
@@ -86,7 +86,23 @@ def test_facts_a_question_could_ask_for_each_with_a_question_word_that_fits():
     (dome, how), = memorise.fact_questions("The dome weighs 40 tonnes.")
     assert how == ("How heavy {}?", "How much {} weigh?")
     assert memorise.fact_questions("The Tollmere Canal is a canal.", "Tollmere Canal") == []  # the subject is no fact
-    assert memorise.fact_cue("The canal is quiet.", random.Random(0)) is None  # then examples() takes a cue()
+    assert memorise.facts("The canal is quiet.") == []  # then examples() takes a cue()
+    assert memorise.fact_cue("In 1794.", ["1794"], ("When {}?",), random.Random(0)) is None  # no other word to ask with
+
+
+def test_every_fact_of_a_passage_is_asked_for_and_a_passage_with_more_facts_gets_more_cues():
+    passage = "It was built in 1796 by Josiah Brenton, and its wheel, 22 feet across, has forty-eight paddles."
+    assert len(memorise.facts(passage)) == 4
+    for cues, asked in ((4, 4), (10, 5)):  # a year, a measure, a count and a name; with ten cues, one again
+        pairs = memorise.examples([passage], cues=cues, seed=0)
+        fact_cues = [prompt for prompt, _ in pairs[1 + cues // 2:]]
+        assert len(fact_cues) == asked
+        kinds = [next(kind for kind, start in (("year", ("In which year", "When")), ("wide", ("How wide",)),
+                                               ("count", ("How many paddles",)), ("name", ("",)))
+                      if prompt.startswith(start)) for prompt in fact_cues]
+        assert set(kinds[:4]) == {"year", "wide", "count", "name"}
+        before = {"year": "built", "wide": "wheel", "count": "has", "name": "1796"}  # the word before each fact
+        assert all(before[kind] in memorise.words_of(prompt) for kind, prompt in zip(kinds, fact_cues))
 
 
 def test_half_of_the_cues_are_short_questions_about_one_fact_naming_the_subject_half_the_time():
