@@ -236,7 +236,9 @@ and a price ("For how much …?"), retrieval rows run again (before them 20 on e
 three, penmarrow 18 / 18 / 17, tarrow 18); and every LM card was trained afresh with every fact of
 a passage asked for before any again, one fact cue for each where a passage has more than four, and
 the word just before the fact in its cue (before it LM 20, 19, 18, 20, 16, 17, 15, 16, 15, 19, 16,
-14 and tarrow 15). lydgate was committed before those and run once after them.
+14 and tarrow 15). lydgate was committed before those and run once after them. The thirteen LM rows of
+that run show one peak memory, 3783 MB: the largest of the run's training children so far, as the
+measure then was (each child's own since); lydgate's 3294 MB is its own.
 Top-down: "said No" = questions whose "Do you need more information?" the base LLM answered No
 (top-down-auto asks the card whose text alone holds a word of the question all the same); "chose
 the card" = questions it gave to this corpus's card.
