@@ -3,8 +3,8 @@
 A 270M reader handed the right text often answers with the wrong kind of thing from it: "How many
 bells are in the tower?" → "1187" from "The abbey church was finished in 1187. Its tower … holds six
 bells."; "To whom were the lands sold?" → "1539". Seven types are told from the question's words
-alone (a count, a measure, a price, a year, a time of day, a person or body, the title of a thing: "Which
-firm …?", "What is the night train called?"); the chains ask again, favouring the spans of
+alone (a count, a measure, a price, a year, a time of day, a person or body, the title of a thing:
+"Which firm …?", "What is the night train called?"); the chains ask again, favouring the spans of
 that type, only when the answer holds none of them (see ``KnowledgeChain.answering``).
 """
 
@@ -71,8 +71,8 @@ BETWEEN = r"(?:,?\s+[a-z]+){0,3},?\s+$"  # up to three small words between the t
 
 
 def answer_type(question: str) -> str | None:
-    """"count", "measure", "price", "year", "time" (of day), "name" (of a person or a body) or "title" (of a
-    thing: "Which island …?", "What is … called?"), or None for any other question."""
+    """"count", "measure", "price", "year", "time" (of day), "name" (of a person or a body) or "title"
+    (of a thing: "Which island …?", "What is … called?"), or None for any other question."""
     asked = question.lower()
     return next((kind for kind, pattern in TYPES.items() if re.search(pattern, asked)), None)
 
@@ -81,9 +81,9 @@ def typed_spans(question: str, knowledge: str) -> list[str]:
     """The spans of ``knowledge`` of the type ``question`` asks for (none for an untyped question):
     for "How many bells …?" the numbers before "bells" (any number that no unit follows, when none
     is); for "How long …?" numbers with a unit (those the question's sense follows, when any do: "…
-    miles away" for "How far …?"); for "For how much …?" sums of money; for "In which year …?" years; for "At what time …?" times of day;
-    for "Who …?" names that the question does not already hold; for a title, such names where
-    :func:`titled` finds them."""
+    miles away" for "How far …?"); for "For how much …?" sums of money; for "In which year …?"
+    years; for "At what time …?" times of day; for "Who …?" names that the question does not
+    already hold; for a title, such names where :func:`titled` finds them."""
     kind = answer_type(question)
     if kind == "count":
         counted = re.search(r"\bhow many (\w+)", question.lower())

@@ -158,9 +158,10 @@ def fact_cue(sentence: str, fact: list[str], templates: tuple[str, ...], rng: ra
     ``templates`` (a question word that fits the fact: a year, a measure, a count, a name), then one
     to four other words of the sentence, among them the word just before the fact, which often says
     what it is ("river" Tenley, "clothier" Josiah Brenton, "built" in 1796), and one of the passage's
-    ``distinct`` words where the sentence has any, and the subject where ``named``, else not, whether the sentence names it or not
-    (the opening passage, which names it, had lost "How long is the Brackenmoor Railway?" to the
-    tunnel's "412 metres long", whose cues named it half the time). None where no word is left."""
+    ``distinct`` words where the sentence has any; then the subject where ``named``, else not,
+    whether the sentence names it or not (the opening passage, which names it, had lost "How long is
+    the Brackenmoor Railway?" to the tunnel's "412 metres long", whose cues named it half the time).
+    None where no word is left."""
     hidden = words_of(" ".join(fact)) | words_of(subject)
     every = content_words(sentence)
     at = next((i for i, word in enumerate(every) if word == fact[0]), len(every))
