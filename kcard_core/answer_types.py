@@ -31,8 +31,8 @@ SENSES = {"tall": "tall|high", "high": "high|tall", "far": "away|off|distant", "
           "deep": "deep", "thick": "thick", "long": "long", "old": "old"}
 # a sum of money: "£40,000", "$3 million", "a single pound", "twelve guineas"
 CURRENCY = r"(?:pounds?|shillings?|guineas?|pence|penny|dollars?|euros?|francs?|crowns?)\b"
-PRICE = (rf"[£$€]\s?{NUMBER}(?:\s+(?:thousand|million|billion)\b)?"
-         rf"|\b(?:{NUMBER}|an?(?:\s+single)?)\s+(?:(?:thousand|million|billion)\s+)?{CURRENCY}")
+SCALE = r"(?:thousand|million|billion)\b"  # after figures: "£3 million", "3 million pounds"
+PRICE = rf"[£$€]\s?{NUMBER}(?:\s+{SCALE})?|\b(?:{NUMBER}|an?(?:\s+single)?)\s+(?:{SCALE}\s+)?{CURRENCY}"
 CLOCK = (rf"\b(?:(?:half|quarter|\d+|{_WORD_NUMBER}) (?:minutes )?(?:past|to) {NUMBER}|{NUMBER} o'clock"
          r"|\d{1,2}[.:]\d{2}(?:\s*[ap]\.?m\b\.?)?|\d{1,2}\s*[ap]\.?m\b\.?|noon|midday|midnight|dawn|dusk|sunrise|sunset)\b")
 YEAR = r"\b(?:1\d{3}|20\d{2})\b"

@@ -43,7 +43,7 @@ IRREGULAR = {past: verb for verb, pasts in (entry.split(":") for entry in """
 
 def stem(word: str) -> str:
     """A crude suffix strip, the same on both sides: "stands" meets "stand", "founded" meets "found",
-    "beginning" and "begun" meet "begin" (:data:`IRREGULAR`)."""
+    "beginning" meets "begin" (a doubled consonant undone), and so does "begun" (:data:`IRREGULAR`)."""
     if word in IRREGULAR:
         return IRREGULAR[word]
     if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
