@@ -20,7 +20,9 @@ the end; arbroch.txt: fourteen paragraphs about a fictional lifeboat station, co
 before the answer-step and tie-break changes, and run once after them; tarrow.txt: fourteen
 paragraphs about a fictional castle, committed after those, before the fact cues, and run once
 after them; lydgate.txt: fourteen paragraphs about a fictional library,
-committed after that, before the irregular forms and the fact coverage, and run once after them) and the questions beside it (NAME-questions.jsonl):
+committed after that, before the irregular forms and the fact coverage, and run once after them;
+dovecroft.txt: fourteen paragraphs about a fictional covered market, committed after that, before the
+next changes) and the questions beside it (NAME-questions.jsonl):
 
 - retrieval: `kcard new card NAME --corpus FILE` (BM25 over the text);
 - lm: `kcard train FILE` at its defaults (the "memorise" preset over SmolLM2-135M-Instruct), then
@@ -65,8 +67,8 @@ from kcard_train import memorise
 
 EXAMPLES = HERE.parent / "docs" / "examples"
 CORPORA = ("kelderwick", "halvard", "ostrel", "tarnby", "brackenmoor", "wrenhold", "ashcombe", "skerrin", "tollmere",
-           "quillon", "penmarrow", "arbroch", "tarrow", "lydgate")
-HELD_OUT = ("lydgate",)  # run once, at the final state of the changes chosen on the others (write a new one to hold out)
+           "quillon", "penmarrow", "arbroch", "tarrow", "lydgate", "dovecroft")
+HELD_OUT = ("dovecroft",)  # run once, at the final state of the changes chosen on the others (write a new one to hold out)
 TUNING = tuple(corpus for corpus in CORPORA if corpus not in HELD_OUT)
 DESCRIPTIONS = {"kelderwick": "the harbour town of Kelderwick: its history, people and customs",
                 "halvard": "the Halvard Observatory on Mount Ceril: its history, instruments and people",
@@ -81,7 +83,8 @@ DESCRIPTIONS = {"kelderwick": "the harbour town of Kelderwick: its history, peop
                 "penmarrow": "Penmarrow Pier at Saltcombe Bay: its history, pavilion, steamers and people",
                 "arbroch": "the Arbroch Lifeboat Station at Arbroch Haven: its history, lifeboats, rescues and crew",
                 "tarrow": "Castle Tarrow above the river Lune at Kestlow: its history, buildings, sieges and owners",
-                "lydgate": "the Lydgate Library in Carrow: its history, building, collections and people"}
+                "lydgate": "the Lydgate Library in Carrow: its history, building, collections and people",
+                "dovecroft": "the Dovecroft Market in Alnsey: its history, hall, stalls, traders and people"}
 SETUPS = {"right_with_card": "bottom-up", "right_bottom_up": "bottom-up", "right_top_down_auto": "top-down-auto"}
 
 
