@@ -31,7 +31,8 @@ SENSES = {"tall": "tall|high", "high": "high|tall", "far": "away|off|distant", "
           "deep": "deep", "thick": "thick", "long": "long", "old": "old"}
 # a sum of money: "£40,000", "$3 million", "a single pound", "twelve guineas"
 CURRENCY = r"(?:pounds?|shillings?|guineas?|pence|penny|dollars?|euros?|francs?|crowns?)\b"
-SCALE = r"(?:thousand|million|billion)\b"  # after figures: "£3 million", "3 million pounds"
+SCALES = ("hundred", "thousand", "million", "billion", "dozen")  # how many of a number, not the number itself
+SCALE = rf"(?:{'|'.join(SCALES)})\b"  # after figures: "£3 million", "3 million pounds"
 PRICE = rf"[£$€]\s?{NUMBER}(?:\s+{SCALE})?|\b(?:{NUMBER}|an?(?:\s+single)?)\s+(?:{SCALE}\s+)?{CURRENCY}"
 CLOCK = (rf"\b(?:(?:half|quarter|\d+|{_WORD_NUMBER}) (?:minutes )?(?:past|to) {NUMBER}|{NUMBER} o'clock"
          r"|\d{1,2}[.:]\d{2}(?:\s*[ap]\.?m\b\.?)?|\d{1,2}\s*[ap]\.?m\b\.?|noon|midday|midnight|dawn|dusk|sunrise|sunset)\b")
@@ -182,11 +183,12 @@ def settled(again: str, spans: list[str]) -> str | None:
 
 def key_words(span: str) -> set[str]:
     """The words that make a span what it is (lower case): its numbers where it has any ("38 nautical
-    miles" does not name "twenty-two nautical miles"), else its words but a unit, a joining word or an
-    initial."""
+    miles" does not name "twenty-two nautical miles"), but a scale word beside another ("12 thousand"
+    does not name "eight thousand"), else its words but a unit, a joining word or an initial."""
     found = {word for word in (w.lower() for w in WORD.findall(span))
              if (len(word) > 1 or word.isdigit()) and word not in NOT_NAMES and word not in UNITS}
-    return {word for word in found if word.isdigit() or word in NUMBER_WORDS} or found
+    numbers = {word for word in found if word.isdigit() or word in NUMBER_WORDS}
+    return numbers - set(SCALES) or numbers or found
 
 
 def of_type(answer: str, spans: list[str]) -> bool:

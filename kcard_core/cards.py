@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 import tomllib
 from dataclasses import asdict, dataclass, field, replace
@@ -14,13 +15,16 @@ from kcard_core.cache import GenerationCache
 from kcard_core.config import limit
 from kcard_core.errors import KcardError
 from kcard_core.loading import load_object
-from kcard_core.text import complete_sentences, read_corpus
+from kcard_core.text import complete_sentences, cue_form, read_corpus
 
 if TYPE_CHECKING:  # langchain_core costs ~1 s to import: listing cards must not pay it
     from langchain_core.documents import Document
     from langchain_core.runnables import Runnable
 
     from kcard_core.retrieval import QuestionIndex
+
+QUESTION_SLOT = re.compile(r"\{(?:query|cue)\}")  # where a prompt takes the question
+
 
 @dataclass(frozen=True)
 class GenerationDefaults:
@@ -52,7 +56,7 @@ class CardManifest:
     version: str
     license: str
     artifacts: dict[str, Artifact] = field(default_factory=dict)  # "model" is the weights an LM card runs
-    prompt: str = "{query}"  # the card's prompt; {query} is the question
+    prompt: str = "{query}"  # the card's prompt: {query} is the question, {cue} it in cue form
     chat: bool = False  # send the prompt through the model's chat template (instruct models)
     generation: GenerationDefaults = GenerationDefaults()
     type: str = "lm"  # "lm": a language model writes; "retrieval": BM25 over a corpus; or a plugin's (CARD_TYPES)
@@ -70,8 +74,8 @@ class CardManifest:
         for key in (*cls.REQUIRED, "prompt", "corpus"):
             if key in data and not isinstance(data[key], str):
                 raise ValueError(f"card manifest field {key!r} must be a string")
-        if "{query}" not in data.get("prompt", "{query}"):
-            raise ValueError("card manifest 'prompt' must contain {query}")
+        if not QUESTION_SLOT.search(data.get("prompt", "{query}")):
+            raise ValueError("card manifest 'prompt' must contain {query} or {cue}")
         if not isinstance(data.get("type", "lm"), str):
             raise ValueError("card manifest field 'type' must be a string")
         artifacts = {role: Artifact.from_dict(spec, base_dir) for role, spec in data.get("artifacts", {}).items()}
@@ -200,7 +204,8 @@ class Card:
         if "model" not in self.manifest.artifacts:
             raise KcardError(f"card {self.name!r} names no 'model' artifact in its manifest")
         model, model_id = self.model()
-        prompt = self.manifest.prompt.replace("{query}", query.strip())  # not format(): prompts may hold braces
+        question = query.strip()  # not format(): prompts may hold braces
+        prompt = self.manifest.prompt.replace("{query}", question).replace("{cue}", cue_form(question))
         key, texts = None, None
         if self.cache is not None and sampling.seed is not None:  # the model's own words are cached
             key = self.cache.key(model=model_id, backend=self.backend.name, prompt=prompt,
@@ -210,7 +215,7 @@ class Card:
             texts = self.backend.generate(model, prompt, n=n, sampling=sampling, chat=self.manifest.chat)
             if key:
                 self.cache.put(key, texts)
-        lead = self.manifest.prompt.partition("{query}")[2].lstrip()  # words that start the document stay in it
+        lead = QUESTION_SLOT.split(self.manifest.prompt)[-1].lstrip()  # words that start the document stay in it
         return [complete_sentences(lead + text) for text in texts]
 
     def model(self) -> tuple[Any, str]:

@@ -116,7 +116,7 @@ class CardTests:
     def test_manifest_is_complete(self, card):
         manifest = card.manifest
         assert manifest.name and manifest.description and manifest.version and manifest.license
-        assert "{query}" in manifest.prompt
+        assert "{query}" in manifest.prompt or "{cue}" in manifest.prompt
 
     def test_artifacts_resolve_and_match_their_sha256(self, card):
         for artifact in card.manifest.artifacts.values():

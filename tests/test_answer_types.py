@@ -93,6 +93,8 @@ def test_an_answer_is_of_the_type_when_it_names_one_of_the_spans():
     assert not of_type("38 nautical miles", ["twenty-two nautical miles"])
     assert of_type("twenty-two nautical miles away", ["twenty-two nautical miles"])
     assert of_type("6", ["6"]) and not of_type("60", ["6"])
+    assert not of_type("12 thousand", ["eight thousand"]) and of_type("eight thousand books", ["eight thousand"])
+    assert of_type("a thousand", ["a thousand"])  # a scale word alone is the number
 
 
 def test_an_answer_that_says_the_same_words_again_and_again_runs_on():

@@ -1,6 +1,7 @@
 """Card manifests, artifacts and their sha256, and what a card's documents carry."""
 
 import hashlib
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -58,6 +59,15 @@ def test_generate_returns_documents_with_metadata(tmp_path):
     assert backend.calls[0][1] == "About: Who built Rome?"
     assert card.as_runnable().invoke("Rome")[0].page_content.startswith("history knows fact 0")
     assert len(card.generate("Who built Rome?")) == 1  # a manifest that sets no [generation] n: one document
+
+
+def test_a_cue_prompt_gives_the_model_the_question_in_cue_form(tmp_path):
+    backend = FakeBackend()
+    card = make_card(tmp_path, "mill", "mill", backend)
+    card = Card(replace(card.manifest, prompt="{cue}\nIn"), backend=backend)  # words after it start each document
+    document = card.generate("In which year was Ashcombe Mill built?")[0]
+    assert backend.calls[0][1] == "In which year Ashcombe Mill built?\nIn"
+    assert document.page_content.startswith("Inmill knows")
 
 
 def test_card_without_backend_says_what_to_install(tmp_path):

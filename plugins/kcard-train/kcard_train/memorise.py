@@ -1,6 +1,7 @@
 """Knowledge injection for small corpora: what a card is trained on, and whether it learned it.
 
-A card is prompted with a question ("{query}\\n") and must write the passage that answers it. Text
+A card is prompted with a question (its manifest's prompt "{cue}\\n": the question in the cues' form,
+:func:`kcard_core.text.cue_form`) and must write the passage that answers it. Text
 alone does not teach that: a model trained on "Ada Morrane founded Kelderwick" continues that
 sentence but, asked "Who founded Kelderwick?", writes something fluent and wrong. So each passage
 (a few sentences at most) is seen many times, each time after a different *cue*: a question-like
@@ -40,17 +41,12 @@ import re
 from collections import Counter
 
 from kcard_core import answer_types as types
-from kcard_core.text import sentences
+from kcard_core.text import CUE_WORD, FUNCTION_WORDS, sentences
 
 PASSAGE_WORDS = 60  # a passage is whole sentences up to about this many words: one card document
-STOP = set("""a an the of in on at to for from by with and or but is are was were be been it its this that these
-those as into than then there their they he she his her him who whom whose which what when where why how do does
-did not no yes so such can could will would shall should may might must also after before over under about
-since""".split())
 TEMPLATES = ("{}?", "What {}?", "Which {}?", "How {}?", "Tell me about {}.")  # for any passage
 FOR_NAMES = ("Who {}?", "Where {}?")  # where the cue leaves a name out
 FOR_YEARS = ("When {}?", "In which year {}?")  # where it leaves a year out
-WORD = re.compile(r"[\w'-]+")
 KEY = re.compile(r"\b(?:[A-Z][\w'-]*|\d[\d,.]*)")  # names and numbers: what recall must get back
 YEAR = re.compile(r"^(?:1[0-9]|20)\d\d$")
 # a memorised card's [generation]: asked alone (bottom-up), the ten own-card texts' cards answered 166, 167
@@ -75,18 +71,18 @@ def passages(texts: list[str], words: int = PASSAGE_WORDS) -> list[str]:
 
 
 def content_words(passage: str) -> list[str]:
-    return [word for word in WORD.findall(passage) if word.lower() not in STOP]
+    return [word for word in CUE_WORD.findall(passage) if word.lower() not in FUNCTION_WORDS]
 
 
 def words_of(text: str) -> set[str]:
-    return {word.lower() for word in WORD.findall(text)}
+    return {word.lower() for word in CUE_WORD.findall(text)}
 
 
 def left_out(passage: str, cue: str) -> list[str]:
     """The passage's names and numbers that ``cue`` does not show: what a question with it asks for."""
     shown = words_of(cue)
     names = (name.rstrip(".,") for name in KEY.findall(passage))
-    return [name for name in names if name.lower() not in STOP | shown]
+    return [name for name in names if name.lower() not in FUNCTION_WORDS | shown]
 
 
 def distinct_words(texts: list[str]) -> list[set[str]]:
@@ -134,13 +130,13 @@ def fact_questions(sentence: str, subject: str = "") -> list[tuple[list[str], tu
         unit = m.group(0).split()[-1].lower()
         how = (f"How {sense[0]} {{}}?",) if sense else (
             ("How heavy {}?", "How much {} weigh?") if unit in types.WEIGHTS else ("How long {}?",))
-        found.append((WORD.findall(m.group(0)) + ([sense[1]] if sense else []), how))
+        found.append((CUE_WORD.findall(m.group(0)) + ([sense[1]] if sense else []), how))
     taken = words_of(" ".join(m.group(0) for m in measures))
     for m in re.finditer(rf"\b{types.NUMBER}\b\s+([a-z]+)", sentence, re.IGNORECASE):
         number = m.group(0).rsplit(None, 1)[0]
-        if re.fullmatch(types.YEAR, number) or words_of(number) & taken or m.group(1).lower() in STOP:
+        if re.fullmatch(types.YEAR, number) or words_of(number) & taken or m.group(1).lower() in FUNCTION_WORDS:
             continue
-        found.append((WORD.findall(number), (f"How many {m.group(1)} {{}}?",)))
+        found.append((CUE_WORD.findall(number), (f"How many {m.group(1)} {{}}?",)))
     for m, name in types.names_in(sentence):  # not a sentence's one capitalised first word
         if name and not (m.start() == 0 and " " not in name) and not words_of(name) <= words_of(subject):
             found.append((name.split(), ("Who {}?", "What {} called?", "Which {}?", "What name {}?")))

@@ -248,12 +248,13 @@ def write_manifest(out_dir: Path, name: str, description: str, artifacts: dict[s
                    training: dict, subject: str = "") -> None:
     """card.toml: the card, its artifacts with their sha256, what its text is about (the subject,
     see :class:`kcard_core.retrieval.QuestionIndex`) and how it was trained."""
+    memorised = bool(training["recipe"].get("cues"))  # asked in its cues' form, several documents to choose from
     text = (f'name = {json.dumps(name)}\ndescription = {json.dumps(description)}\nversion = "0.1.0"\n'
-            f'license = "the base model\'s licence"\nprompt = "{{query}}\\n"\n')
+            f'license = "the base model\'s licence"\nprompt = "{{{"cue" if memorised else "query"}}}\\n"\n')
     for role, artifact in artifacts.items():
         fields = {key: value for key, value in asdict(artifact).items() if key != "base_dir"}
         text += _toml_table(f"artifacts.{role}", fields)
-    if training["recipe"].get("cues"):  # memorised: its passages word for word (no penalty), several to choose from
+    if memorised:  # its passages word for word (no penalty)
         generation = {"n": memorise.SAMPLES, "temperature": memorise.TEMPERATURE, "repeat_penalty": 1.0}
     else:
         generation = {"temperature": 0.1, "repeat_penalty": 1.15}

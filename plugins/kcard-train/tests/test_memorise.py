@@ -118,3 +118,16 @@ def test_half_of_the_cues_are_short_questions_about_one_fact_naming_the_subject_
         assert len(memorise.content_words(prompt.replace("Tollmere Canal", ""))) <= 1 + 4 + 2
     named = [prompt for prompt in facts if "Tollmere Canal" in prompt]
     assert len(named) == 10  # every other one, though the passage names it (its first words are no cue)
+
+
+def test_a_question_in_cue_form_holds_only_what_a_cue_may_hold():
+    from kcard_core.text import FUNCTION_WORDS, cue_form
+
+    pairs = memorise.examples([TEXT], cues=40, seed=0, subject="Kelderwick")
+    trained = {prompt.split()[0] for prompt, _ in pairs if prompt}  # how the cues start
+    for question, expected in [("In which year was Kelderwick founded?", "In which year Kelderwick founded?"),
+                               ("Who was the mayor of Kelderwick?", "Who mayor Kelderwick?"),
+                               ("On which island is the town of Kelderwick?", "Which island town Kelderwick?")]:
+        asked = cue_form(question)
+        assert asked == expected and asked.split()[0] in trained | {"Which"}
+        assert not {word.lower() for word in asked.split()[1:]} & FUNCTION_WORDS - {"which", "year"}
