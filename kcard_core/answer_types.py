@@ -82,7 +82,7 @@ def typed_spans(question: str, knowledge: str) -> list[str]:
     """The spans of ``knowledge`` of the type ``question`` asks for (none for an untyped question):
     for "How many bells …?" the numbers before "bells" (any number that no unit follows, when none
     is); for "How long …?" numbers with a unit (those the question's sense follows, when any do: "…
-    miles away" for "How far …?"); for "For how much …?" sums of money; for "In which year …?"
+    miles away" for "How far …?"; a weight only for "How heavy …?": "40 tonnes", not "28 inches"); for "For how much …?" sums of money; for "In which year …?"
     years; for "At what time …?" times of day; for "Who …?" names that the question does not
     already hold; for a title, such names where :func:`titled` finds them."""
     kind = answer_type(question)
@@ -93,8 +93,10 @@ def typed_spans(question: str, knowledge: str) -> list[str]:
             rf"\s+(?:\w+\s+)?{re.escape(counted.group(1)[:4])}", knowledge[m.end():], re.IGNORECASE)]
         return before or [m.group(0) for m in numbers if not re.fullmatch(YEAR, m.group(0))
                           and not re.match(rf"\s+{UNIT}", knowledge[m.end():], re.IGNORECASE)]
-    if kind == "measure":
-        found = list(re.finditer(MEASURE, knowledge, re.IGNORECASE))
+    if kind == "measure":  # a weight for "How heavy …?" or "How much … weigh?", else no weight
+        weighed = bool(re.search(r"\bhow heavy\b|\bweigh", question.lower()))
+        found = [m for m in re.finditer(MEASURE, knowledge, re.IGNORECASE)
+                 if (m.group(0).split()[-1].lower() in WEIGHTS) == weighed]
         how = re.search(rf"\bhow ({'|'.join(SENSES)})\b", question.lower())
         sensed = [m for m in found if how and re.match(rf"\s+(?:{SENSES[how.group(1)]})\b", knowledge[m.end():])]
         return [m.group(0) for m in sensed or found]

@@ -165,6 +165,17 @@ class Card:
         """The text :meth:`index` searches: an LM card's evidence, or None without one."""
         return self.evidence() if self.evidence else None
 
+    def find(self, query: str) -> list[str]:
+        """The passages of the card's text that ``query`` finds, best first (none without a text): a
+        retrieval card's document; for an LM card, evidence that its documents are checked against."""
+        settings, index = self.manifest.retrieval, self.index()
+        if index is None:
+            return []
+        found = index.scored(query, k=settings.passages, coverage=settings.coverage)
+        if not found and index.names_subject(query):  # for this text, in other words than the text's
+            found = index.scored(query, k=settings.passages)
+        return [text for score, text in found if score >= settings.floor * found[0][0]]
+
     def with_backend(self, backend: Backend, settings: dict[str, Any] | None = None,
                      cache: GenerationCache | None = None) -> "Card":
         clone = self.__class__.__new__(self.__class__)
@@ -253,15 +264,11 @@ class RetrievalCard(Card):
         return "bm25"
 
     def write(self, query: str, n: int, sampling: Sampling) -> list[str]:
-        settings, index = self.manifest.retrieval, self.index()
-        found = index.scored(query, k=settings.passages, coverage=settings.coverage)
-        if not found and index.names_subject(query):  # for this text, in other words than the text's
-            found = index.scored(query, k=settings.passages)
         # One document, best passage first, as a KG card writes one. Apart, the relevance selector
         # reordered them: MiniLM put "The Halvard Observatory is … on Mount Ceril" above "The
         # observatory was founded in 1896 by … Edith Sorrell" for "Who founded the Halvard
         # Observatory?", where BM25 had them the right way; together, the reader sees both.
-        kept = [text for score, text in found if score >= settings.floor * found[0][0]]
+        kept = self.find(query)
         return [" ".join(kept)] if kept else []
 
     def passages(self) -> list[str]:

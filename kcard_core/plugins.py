@@ -229,7 +229,8 @@ class Registry:
 
     def selector(self, name: str, spec: Any = None, **options: Any):
         """The named selector: built from a chain's ``spec`` and context (``llm``, ``logprobs``,
-        ``evidence``) by its factory's ``from_spec`` when given one, else ``factory(**options)``."""
+        ``evidence``, ``passages_for``) by its factory's ``from_spec`` when given one, else
+        ``factory(**options)``."""
         if name not in self.selectors:
             raise UnknownNameError(f"unknown selector {name!r}; installed: {', '.join(sorted(self.selectors)) or 'none'}"
                                    " (pip install kcard-selectors)")

@@ -28,7 +28,8 @@ class Selector(BaseDocumentCompressor):
     def from_spec(cls, spec: Any, **context: Any) -> "Selector":
         """The selector a chain's settings ask for: ``spec`` is its :class:`kcard_core.spec.ChainSpec`,
         ``context`` the chain's ``llm`` (the base LLM), ``logprobs`` (its next-token log-probabilities,
-        or None) and ``evidence`` (the registered corpora). Each selector reads what it needs."""
+        or None), ``evidence`` (the registered corpora) and ``passages_for`` (for each card that carries its
+        own text, ``find(question)``: the passages of it the question finds). Each selector reads what it needs."""
         return cls()
 
     def score_documents(self, documents: Sequence[Document], query: str) -> list[Document]:

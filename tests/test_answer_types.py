@@ -36,7 +36,10 @@ def test_the_spans_of_the_type_in_the_knowledge():
     light = "The tower is 38 metres tall. Its light can be seen from twenty-two nautical miles away."
     assert typed_spans("From how far away can the light be seen?", light) == ["twenty-two nautical miles"]
     assert typed_spans("How tall is the tower?", light) == ["38 metres"]
-    assert typed_spans("How much does the bell weigh?", light) == ["38 metres", "twenty-two nautical miles"]
+    assert typed_spans("How much does the bell weigh?", light) == []  # a length is no weight
+    dome = "Its telescope has a lens 28 inches across; the dome weighs 40 tonnes."
+    assert typed_spans("How much does the dome weigh?", dome) == typed_spans("How heavy is it?", dome) == ["40 tonnes"]
+    assert typed_spans("How wide is the lens?", dome) == ["28 inches"]
     wall = "The keep is 30 metres tall and its curtain wall nine feet thick."
     assert typed_spans("How thick is the curtain wall?", wall) == ["nine feet"]
     # a sum of money in figures or words, never a year beside it

@@ -205,6 +205,8 @@ def test_a_card_carries_its_own_evidence_text(tmp_path):
                                         f'[artifacts.evidence]\nfile = "evidence.jsonl"\nsha256 = "{digest}"\n')
     card = Card.from_manifest(tmp_path / "card.toml")
     assert card.evidence() == ["Ada Morrane founded Kelderwick."]
+    assert card.find("Who founded Kelderwick?") == ["Ada Morrane founded Kelderwick."]  # as a retrieval card would
+    assert card.find("Which ship sank?") == [] and make_card(tmp_path, "plain", "p").find("Who founded it?") == []
     (tmp_path / "r").mkdir()
     assert retrieval_card(tmp_path / "r").evidence is None  # only a card that names one has it
     text.write_text('{"text": "changed"}\n')

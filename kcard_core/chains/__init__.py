@@ -76,10 +76,12 @@ def build_chain(spec: ChainSpec | str | None = None, *, examples: list[dict] | N
         return card.with_backend(card_engine, {**backend_settings.get(card_engine.name, {}), **own}, generation_cache)
 
     chosen = [bind(card) for card in chosen]
-    # evidence: the corpora plugins register, and the text each card carries as its own evidence
-    evidence = {**registry.evidence, **{f"card {card.name}": load for card in registry.cards.values()
-                                        if (load := card.evidence)}}
-    context = dict(llm=llm, logprobs=logprobs, evidence=evidence)  # each selector reads its settings from spec
+    # evidence: the corpora plugins register, and the text each card carries as its own evidence,
+    # whose passages a question finds (passages_for) are evidence too
+    own = [card for card in registry.cards.values() if card.evidence]
+    evidence = {**registry.evidence, **{f"card {card.name}": card.evidence for card in own}}
+    context = dict(llm=llm, logprobs=logprobs, evidence=evidence,  # each selector reads its settings from spec
+                   passages_for={card.name: card.find for card in own})
     common["n1"] = spec.n1
     if mode == "bottom-up":
         chain = BottomUp(llm, chosen, [registry.selector(name, spec, **context) for name in spec.selectors], **common)

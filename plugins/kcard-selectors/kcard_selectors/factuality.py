@@ -5,7 +5,10 @@ The score averages what is available of the paper's two checks:
     (only for pruned documents: an unpruned one is its own summary);
 (b) fact-checking — is what a language model wrote supported by sources it did not write? The
     evidence is what BM25 retrieves from the corpora that plugins register, plus the passages that
-    retrieval and KG cards quoted for this question. Other LM cards' documents are *not* evidence:
+    retrieval and KG cards quoted for this question, plus the passages of a card's own text (an LM
+    card that memorised it carries it) that the question finds, as a retrieval card over that text
+    would quote them: "How much does the dome … weigh?" finds "… weighs 40 tonnes", where BM25 over
+    sentences, its words unstemmed, found the text's opening. Other LM cards' documents are *not* evidence:
     inventions that reuse the question's wording agree with each other. A quoted passage is its
     own evidence (fact-check 1).
 "Supported" is judged by default by *agreement*: the share of what a sentence adds beyond the
@@ -118,11 +121,13 @@ class FactualitySelector(Selector):
     judge: Literal["agreement", "embedding", "llm", "both"] = "agreement"
     logprobs: Callable[[str], dict[str, float]] | None = None  # next-token log-probs, for the LLM judge
     evidence: dict[str, Any] = {}  # name -> load(): the registered evidence corpora
+    passages_for: dict[str, Any] = {}  # card name -> find(question): the passages of its own text a question finds
     evidence_k: int = 3
 
     @classmethod
-    def from_spec(cls, spec, logprobs=None, evidence=None, **context):
-        return cls(top_n=spec.n3, seed=spec.seed, judge=spec.judge, logprobs=logprobs, evidence=evidence or {})
+    def from_spec(cls, spec, logprobs=None, evidence=None, passages_for=None, **context):
+        return cls(top_n=spec.n3, seed=spec.seed, judge=spec.judge, logprobs=logprobs, evidence=evidence or {},
+                   passages_for=passages_for or {})
 
     def score_documents(self, documents: Sequence[Document], query: str) -> list[Document]:
         # Evidence is found for the question, not for each document: a document about another race
@@ -132,7 +137,8 @@ class FactualitySelector(Selector):
         index = index_for(self.evidence)
         found = index.scored(query, self.evidence_k) if index else []
         evidence = [(text, score / found[0][0]) for score, text in found] + \
-            [(doc.page_content, 1.0) for doc in documents if doc.metadata.get("source") in QUOTED]
+            [(doc.page_content, 1.0) for doc in documents if doc.metadata.get("source") in QUOTED] + \
+            [(text, 1.0) for find in self.passages_for.values() for text in find(query)]
         typed = answer_type(query) is not None  # then near-ties go to a document that holds an answer of that type
         scored = []
         for doc in documents:

@@ -85,6 +85,20 @@ def test_factuality_scores_against_registered_evidence():
     assert true > false and scored[0].metadata["factuality"]["evidence"] == "Paris is the capital of France."
 
 
+def test_the_passages_of_a_cards_own_text_that_the_question_finds_are_evidence():
+    text = ["The Wrenhold Observatory stands on Scarrow Fell above the village of Wrenhold.",
+            "The Wrenhold Observatory was founded in 1891.", "The observatory cat is buried under the dome.",
+            "Its dome turns on eighteen iron wheels and weighs 40 tonnes.", "Its museum opened in 1978."]
+    question, written = "How much does the dome of the Wrenhold Observatory weigh?", docs(text[3], text[2])
+    # BM25 over sentences, its words unstemmed ("weigh", "weighs"), finds three others: the cat's wins
+    alone = FactualitySelector(top_n=1, evidence={"wrenhold": lambda: text}).score_documents(written, question)
+    dome, cat = (d.metadata["scores"]["factuality"] for d in alone)
+    assert dome == 0 < cat
+    found = FactualitySelector(top_n=1, evidence={"wrenhold": lambda: text},  # as the card's question index finds it
+                               passages_for={"wrenhold": lambda query: text[3:4]}).score_documents(written, question)
+    assert [d.metadata["scores"]["factuality"] for d in found] == [1, cat]
+
+
 def test_an_evidence_sentence_keeps_the_one_before_it():
     # "It opened in 1868" holds no word of the question: alone, BM25 never found it for one
     evidence = {"rail": lambda: ["The Brackenmoor Railway runs from Hallowsea to Dunric. It opened in 1868."]}
