@@ -22,7 +22,8 @@ paragraphs about a fictional castle, committed after those, before the fact cues
 after them; lydgate.txt: fourteen paragraphs about a fictional library,
 committed after that, before the irregular forms and the fact coverage, and run once after them;
 dovecroft.txt: fourteen paragraphs about a fictional covered market, committed after that, before the
-next changes) and the questions beside it (NAME-questions.jsonl):
+cue-form prompt and the card's own passages as evidence, and run once after them) and the questions
+beside it (NAME-questions.jsonl):
 
 - retrieval: `kcard new card NAME --corpus FILE` (BM25 over the text);
 - lm: `kcard train FILE` at its defaults (the "memorise" preset over SmolLM2-135M-Instruct), then
@@ -241,7 +242,14 @@ a passage asked for before any again, one fact cue for each where a passage has 
 the word just before the fact in its cue (before it LM 20, 19, 18, 20, 16, 17, 15, 16, 15, 19, 16,
 14 and tarrow 15). lydgate was committed before those and run once after them. The thirteen LM rows of
 that run show one peak memory, 3783 MB: the largest of the run's training children so far, as the
-measure then was (each child's own since); lydgate's 3294 MB is its own.
+measure then was (each child's own since); lydgate's 3294 MB is its own. Then, chosen on all
+fourteen (lydgate now among them) with dovecroft committed and held out: the answer step takes no
+scale word for a number ("12 thousand" does not name "eight thousand") and no length for a weight;
+an LM card is asked in its cues' form (prompt "{{cue}}": "In which year Ashcombe Mill built?"); and
+factuality takes as evidence the passages of a card's own text that the question finds (`Card.find`).
+Retrieval rows were run again, the LM cards kept and asked again (before them retrieval lydgate
+19 / 19 / 19, LM as above and lydgate 16 / 16 / 16); dovecroft was run once after them, both
+cards built afresh.
 Top-down: "said No" = questions whose "Do you need more information?" the base LLM answered No
 (top-down-auto asks the card whose text alone holds a word of the question all the same); "chose
 the card" = questions it gave to this corpus's card.
