@@ -82,9 +82,10 @@ def typed_spans(question: str, knowledge: str) -> list[str]:
     """The spans of ``knowledge`` of the type ``question`` asks for (none for an untyped question):
     for "How many bells …?" the numbers before "bells" (any number that no unit follows, when none
     is); for "How long …?" numbers with a unit (those the question's sense follows, when any do: "…
-    miles away" for "How far …?"; a weight only for "How heavy …?": "40 tonnes", not "28 inches"); for "For how much …?" sums of money; for "In which year …?"
-    years; for "At what time …?" times of day; for "Who …?" names that the question does not
-    already hold; for a title, such names where :func:`titled` finds them."""
+    miles away" for "How far …?"; weights only for "How heavy …?": "40 tonnes", not "28 inches");
+    for "For how much …?" sums of money; for "In which year …?" years; for "At what time …?" times
+    of day; for "Who …?" names that the question does not already hold; for a title, such names
+    where :func:`titled` finds them."""
     kind = answer_type(question)
     if kind == "count":
         counted = re.search(r"\bhow many (\w+)", question.lower())

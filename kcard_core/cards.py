@@ -215,8 +215,8 @@ class Card:
         if "model" not in self.manifest.artifacts:
             raise KcardError(f"card {self.name!r} names no 'model' artifact in its manifest")
         model, model_id = self.model()
-        question = query.strip()  # not format(): prompts may hold braces
-        prompt = self.manifest.prompt.replace("{query}", question).replace("{cue}", cue_form(question))
+        question = query.strip()
+        prompt = self.manifest.prompt.replace("{query}", question).replace("{cue}", cue_form(question))  # not format()
         key, texts = None, None
         if self.cache is not None and sampling.seed is not None:  # the model's own words are cached
             key = self.cache.key(model=model_id, backend=self.backend.name, prompt=prompt,

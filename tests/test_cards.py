@@ -64,7 +64,7 @@ def test_generate_returns_documents_with_metadata(tmp_path):
 def test_a_cue_prompt_gives_the_model_the_question_in_cue_form(tmp_path):
     backend = FakeBackend()
     card = make_card(tmp_path, "mill", "mill", backend)
-    card = Card(replace(card.manifest, prompt="{cue}\nIn"), backend=backend)  # words after it start each document
+    card = Card(replace(card.manifest, prompt="{cue}\nIn"), backend=backend)  # words after it start a document
     document = card.generate("In which year was Ashcombe Mill built?")[0]
     assert backend.calls[0][1] == "In which year Ashcombe Mill built?\nIn"
     assert document.page_content.startswith("Inmill knows")
@@ -205,7 +205,7 @@ def test_a_card_carries_its_own_evidence_text(tmp_path):
                                         f'[artifacts.evidence]\nfile = "evidence.jsonl"\nsha256 = "{digest}"\n')
     card = Card.from_manifest(tmp_path / "card.toml")
     assert card.evidence() == ["Ada Morrane founded Kelderwick."]
-    assert card.find("Who founded Kelderwick?") == ["Ada Morrane founded Kelderwick."]  # as a retrieval card would
+    assert card.find("Who founded Kelderwick?") == ["Ada Morrane founded Kelderwick."]  # as a retrieval card
     assert card.find("Which ship sank?") == [] and make_card(tmp_path, "plain", "p").find("Who founded it?") == []
     (tmp_path / "r").mkdir()
     assert retrieval_card(tmp_path / "r").evidence is None  # only a card that names one has it
