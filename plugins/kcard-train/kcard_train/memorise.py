@@ -48,7 +48,6 @@ TEMPLATES = ("{}?", "What {}?", "Which {}?", "How {}?", "Tell me about {}.")  # 
 FOR_NAMES = ("Who {}?", "Where {}?")  # where the cue leaves a name out
 FOR_YEARS = ("When {}?", "In which year {}?")  # where it leaves a year out
 KEY = re.compile(r"\b(?:[A-Z][\w'-]*|\d[\d,.]*)")  # names and numbers: what recall must get back
-YEAR = re.compile(r"^(?:1[0-9]|20)\d\d$")
 # a memorised card's [generation]: asked alone (bottom-up), the ten own-card texts' cards answered 166, 167
 # and 166 of 200 questions at seeds 0-2 with 6 samples at 1.0, 165, 162 and 161 at 0.7, 167 with 10 at
 # 1.0, and 144 with one at 0.1 (benchmarks/results/own-card-sampling.md)
@@ -112,7 +111,7 @@ def cue(passage: str, rng: random.Random, subject: str = "", distinct: set[str] 
         chosen.insert(rng.randrange(len(chosen) + 1), subject)
     missing = left_out(passage, " ".join(chosen))
     templates = (TEMPLATES + FOR_NAMES * any(not key[0].isdigit() for key in missing)
-                 + FOR_YEARS * any(YEAR.match(key) for key in missing))
+                 + FOR_YEARS * any(re.fullmatch(types.YEAR, key) for key in missing))
     return rng.choice(templates).format(" ".join(chosen))
 
 
