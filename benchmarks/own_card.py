@@ -23,7 +23,8 @@ after them; lydgate.txt: fourteen paragraphs about a fictional library,
 committed after that, before the irregular forms and the fact coverage, and run once after them;
 dovecroft.txt: fourteen paragraphs about a fictional covered market, committed after that, before the
 cue-form prompt and the card's own passages as evidence, and run once after them; fenwater.txt: fourteen
-paragraphs about a fictional museum, committed after that, before the next changes) and the questions
+paragraphs about a fictional museum, committed after that, before the learning rate 3e-4, and run once
+after it) and the questions
 beside it (NAME-questions.jsonl):
 
 - retrieval: `kcard new card NAME --corpus FILE` (BM25 over the text);
@@ -251,7 +252,10 @@ an LM card is asked in its cues' form (prompt "{{cue}}": "In which year Ashcombe
 factuality takes as evidence the passages of a card's own text that the question finds (`Card.find`).
 Retrieval rows were run again, the LM cards kept and asked again (before them retrieval lydgate
 19 / 19 / 19, LM as above and lydgate 16 / 16 / 16); dovecroft was run once after them, both
-cards built afresh.
+cards built afresh. Then, with fenwater committed and held out, every LM card was trained afresh at
+the memorise preset's new learning rate, 3e-4 (1e-4 before; chosen on the four texts then at 16:
+64 → 73 of 80, `own-card-probes.jsonl`; before it LM 19, 20, 18, 19, 17, 16, 16, 19, 17, 18, 16,
+18, 19, 16 and dovecroft 16); fenwater was run once after it, both cards built afresh.
 Top-down: "said No" = questions whose "Do you need more information?" the base LLM answered No
 (top-down-auto asks the card whose text alone holds a word of the question all the same); "chose
 the card" = questions it gave to this corpus's card.
