@@ -121,6 +121,7 @@ class Card:
         self.backend = backend
         self.settings: dict[str, Any] = {}  # the user's settings for this card's backend
         self.cache: GenerationCache | None = None
+        self._built: dict[str, Any] = {}  # built once and shared with the copies with_backend makes (held, not copied)
 
     @staticmethod
     def from_manifest(path: str | Path) -> "Card":
@@ -154,12 +155,12 @@ class Card:
         """The text this card holds, searchable (an LM card's evidence; a retrieval card's passages), or None:
         top-down-auto lets a card claim a question that names a word no other card's text holds, and
         bottom-up asks only the card whose subject a question names."""
-        if "_index" not in self.__dict__:  # built once, shared by the copies with_backend makes
+        if "index" not in self._built:  # the chain's bound copies and the factuality selector's find share it
             from kcard_core.retrieval import QuestionIndex
 
             texts = self.passages()
-            self.__dict__["_index"] = None if texts is None else QuestionIndex(texts, self.manifest.retrieval.subject)
-        return self.__dict__["_index"]
+            self._built["index"] = None if texts is None else QuestionIndex(texts, self.manifest.retrieval.subject)
+        return self._built["index"]
 
     def passages(self) -> list[str] | None:
         """The text :meth:`index` searches: an LM card's evidence, or None without one."""
