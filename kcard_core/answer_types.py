@@ -2,10 +2,11 @@
 
 A 270M reader handed the right text often answers with the wrong kind of thing from it: "How many
 bells are in the tower?" → "1187" from "The abbey church was finished in 1187. Its tower … holds six
-bells."; "To whom were the lands sold?" → "1539". Seven types are told from the question's words
-alone (a count, a measure, a price, a year, a time of day, a person or body, the title of a thing:
-"Which firm …?", "What is the night train called?"); the chains ask again, favouring the spans of
-that type, only when the answer holds none of them (see ``KnowledgeChain.answering``).
+bells."; "To whom were the lands sold?" → "1539". Nine types are told from the question's words
+alone (a count, a measure, a price, a year, a time of day, a month, a place, a person or body, the
+title of a thing: "Which firm …?", "What is the night train called?"); the chains ask again,
+favouring the spans of that type, only when the answer holds none of them (see
+``KnowledgeChain.answering``).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ PRICE = rf"[£$€]\s?{NUMBER}(?:\s+{SCALE})?|\b(?:{NUMBER}|an?(?:\s+single)?)\s
 CLOCK = (rf"\b(?:(?:half|quarter|\d+|{_WORD_NUMBER}) (?:minutes )?(?:past|to) {NUMBER}|{NUMBER} o'clock"
          r"|\d{1,2}[.:]\d{2}(?:\s*[ap]\.?m\b\.?)?|\d{1,2}\s*[ap]\.?m\b\.?|noon|midday|midnight|dawn|dusk|sunrise|sunset)\b")
 YEAR = r"\b(?:1\d{3}|20\d{2})\b"
+MONTH = r"\b(?:January|February|March|April|May|June|July|August|September|October|November|December)\b"
 # words that start a sentence or join a name: not a name themselves ("The Quarne Vault" names "Quarne Vault")
 NOT_NAMES = frozenset("a an the in on at by of and it its this that these those he she they his her their "
                       "since every each when after before there today once from to for with".split())
@@ -45,6 +47,13 @@ WORD = re.compile(r"\w+")
 # "which" or "what" before a thing, not before a verb ("What is …", "What did …")
 WHICH_THING = r"\b(?:which|what) (?!(?:is|was|are|were|do|does|did|has|have|had)\b)"
 PREPOSITIONS = frozenset("of in on at to for with from by near that which".split())  # where a thing's words end
+# what a place follows ("carried the ledgers to the clock loft"), and the phrase itself: up to four
+# words to a comma, a joining word or another preposition but "of" ("to the open ground of Tanner's
+# Field"), never a number ("rose to four feet")
+AT_PLACE = "in into on onto at to from inside within under beneath below above behind beside near over across along"
+PHRASE_ENDS = PREPOSITIONS - {"of"} | frozenset("and or but as is was are were who when while until after before during".split())
+PHRASE = rf"(?:(?:the|an?|its|their|his|her)\s+)?(?!{NUMBER}\b|{MONTH})[\w'’-]+(?:\s+[\w'’-]+){{0,5}}"
+QUESTION_WORDS = frozenset("who whom where what which when how did does do was were is are has have had".split())
 
 TYPES = {  # the type, told from the question (lower case); the first that matches
     "count": r"\bhow many\b",
@@ -52,6 +61,8 @@ TYPES = {  # the type, told from the question (lower case); the first that match
     "price": r"\bhow much\b.*\b(?:cost|costs|pay|paid|buy|bought|sell|sold|price)\b|\bfor how much\b",
     "year": r"\b(?:which|what) year\b|^when (?:did|was|were)\b",
     "time": r"\b(?:which|what) (?:time|hour)\b",
+    "month": r"\b(?:which|what) month\b",
+    "place": r"^where\b",
     "name": r"^who\b|\bwhom\b",
     "title": rf"{WHICH_THING}\w|\bcalled\b|\bname of\b",
 }
@@ -72,8 +83,9 @@ BETWEEN = r"(?:,?\s+[a-z]+){0,3},?\s+$"  # up to three small words between the t
 
 
 def answer_type(question: str) -> str | None:
-    """"count", "measure", "price", "year", "time" (of day), "name" (of a person or a body) or "title"
-    (of a thing: "Which island …?", "What is … called?"), or None for any other question."""
+    """"count", "measure", "price", "year", "time" (of day), "month", "place", "name" (of a person or
+    a body) or "title" (of a thing: "Which island …?", "What is … called?"), or None for any other
+    question."""
     asked = question.lower()
     return next((kind for kind, pattern in TYPES.items() if re.search(pattern, asked)), None)
 
@@ -84,8 +96,10 @@ def typed_spans(question: str, knowledge: str) -> list[str]:
     is); for "How long …?" numbers with a unit (those the question's sense follows, when any do: "…
     miles away" for "How far …?"; weights only for "How heavy …?": "40 tonnes", not "28 inches");
     for "For how much …?" sums of money; for "In which year …?" years; for "At what time …?" times
-    of day; for "Who …?" names that the question does not already hold; for a title, such names
-    where :func:`titled` finds them."""
+    of day; for "In which month …?" months; for "Where …?" the places of the knowledge's sentences
+    closest to the question (:func:`places`); for "Who …?" names that the question does not already
+    hold, and where the closest sentences hold none, who they say did it ("worn by the county's
+    postmen"); for a title, such names where :func:`titled` finds them."""
     kind = answer_type(question)
     if kind == "count":
         counted = re.search(r"\bhow many (\w+)", question.lower())
@@ -107,6 +121,10 @@ def typed_spans(question: str, knowledge: str) -> list[str]:
         return re.findall(YEAR, knowledge)
     if kind == "time":
         return re.findall(CLOCK, knowledge, re.IGNORECASE)
+    if kind == "month":
+        return re.findall(MONTH, knowledge)
+    if kind == "place":
+        return places(question, closest(question, knowledge), AT_PLACE)
     if kind in ("name", "title"):
         asked = {word.lower() for word in WORD.findall(question)}
         things = asked_things(question)
@@ -117,8 +135,45 @@ def typed_spans(question: str, knowledge: str) -> list[str]:
                 spans.append(name)
         # a title that holds the thing's own word is that thing ("the Hartsmere Brewery" for "Which
         # brewery …?", not "the Green Room" after "called" in the same sentence)
-        return [span for span in spans if holds_thing(span, things)] or spans
+        spans = [span for span in spans if holds_thing(span, things)] or spans
+        near = closest(question, knowledge)
+        if kind == "name" and not any(key_words(name) - asked for sentence in near for _, name in names_in(sentence)):
+            spans += places(question, near, "by")  # "worn by the county's postmen"
+        return spans
     return []
+
+
+def stems(text: str) -> set[str]:
+    """The starts (four letters) of ``text``'s words that carry its meaning: "carr" of "carry" and
+    "carried"; none of a question word or of :data:`NOT_NAMES`."""
+    return {word[:4] for word in (w.lower() for w in WORD.findall(text))
+            if len(word) > 2 and word not in NOT_NAMES and word not in QUESTION_WORDS}
+
+
+def closest(question: str, knowledge: str) -> list[str]:
+    """The sentences of ``knowledge`` that share the most word starts (:func:`stems`) with the
+    question, in their order; none where no sentence shares one."""
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", knowledge) if s]
+    shared = [len(stems(sentence) & stems(question)) for sentence in sentences]
+    return [s for s, n in zip(sentences, shared) if n and n == max(shared)]
+
+
+def places(question: str, sentences: list[str], after: str) -> list[str]:
+    """The phrases of ``sentences`` after one of the words ``after`` (:data:`PHRASE`, cut at
+    :data:`PHRASE_ENDS`) that the question does not already say; those right after the question's
+    own words where any are ("the clock loft" of "… carried the ledgers to the clock loft" for
+    "Where did the staff carry the ledgers?", not "the lower hall" of "the water in the lower hall")."""
+    asked, found, near = {word.lower() for word in WORD.findall(question)}, [], []
+    for sentence in sentences:
+        for match in re.finditer(rf"\b(?:{after.replace(' ', '|')})\s+({PHRASE})", sentence):
+            words = match.group(1).split()
+            words = words[:next((i for i, w in enumerate(words) if i and w.lower() in PHRASE_ENDS), len(words))]
+            phrase = " ".join(words).rstrip(",.;:!?")
+            if key_words(phrase) - asked:
+                found.append(phrase)
+                if stems(" ".join(WORD.findall(sentence[:match.start()])[-3:])) & stems(question):
+                    near.append(phrase)
+    return near or found
 
 
 def names_in(text: str):

@@ -21,6 +21,8 @@ from kcard_core.answer_types import answer_type, of_type, runs_on, settled, type
     ("Which port does the railway start from?", "title"),
     ("What was the name of the ship of Kelderwick's founder?", "title"),
     ("At what time did the mill bell ring?", "time"),
+    ("In which month does the museum hold the Plough Supper?", "month"),
+    ("Where was the dugout canoe found?", "place"),
     ("When is the night train run?", None),  # a season as likely as a year
     ("What did the flood sweep away?", None),
 ])
@@ -55,6 +57,31 @@ def test_the_spans_of_the_type_in_the_knowledge():
     puffin = "The railway's oldest locomotive, named Puffin, was built in 1867 at the works of Corran and Sons."
     assert typed_spans("Who built the locomotive Puffin?", puffin) == ["Corran and Sons"]
     assert typed_spans("What is the locomotive called?", puffin) == ["Puffin"]
+
+
+def test_months_and_places():
+    supper = "Each February the museum holds the Plough Supper, at which a loaf called the Ulverby Wheel is shared."
+    assert typed_spans("In which month does the museum hold the Plough Supper?", supper) == ["February"]
+    # the places of the sentence closest to the question, those right after its words first
+    flood = ("The museum opened in 1902 in the old corn exchange. During the flood of 1947 the water in the lower "
+             "hall rose to four feet, and the staff carried the ledgers to the clock loft.")
+    assert typed_spans("Where did the staff carry the ledgers during the flood?", flood) == ["the clock loft"]
+    assert typed_spans("Where did the water rise?", flood) == ["the lower hall rose"]  # a phrase ends at a preposition
+    assert typed_spans("Where did the museum open?", flood) == ["the old corn exchange"]
+    war = "During the war the traders moved to the open ground of Tanner's Field, and back in 1946."
+    assert typed_spans("Where did the traders move during the war?", war) == ["the open ground of Tanner's Field"]
+    assert typed_spans("Where did the choir sing?", flood) == []  # no sentence says anything of it
+
+
+def test_who_did_it_as_well_where_the_closest_sentence_names_nobody():
+    tweed = ("Jonah Pell built the mill in 1790. Its famous tweed, Tenley Grey, was first woven in 1824 and worn by "
+             "the county's postmen for a century.")
+    assert typed_spans("Who wore the Tenley Grey tweed for a century?", tweed) == ["Jonah Pell", "the county's postmen"]
+    assert typed_spans("Who wore the Tenley Grey tweed?", tweed.split(". ")[1]) == ["the county's postmen"]
+    assert typed_spans("Who built the mill?", tweed) == ["Jonah Pell", "Tenley Grey"]  # every name, as before
+    # where the closest sentence names someone the question does not, every such name, as before
+    assert typed_spans("Who wore the tweed?", "Jonah Pell built the mill. The tweed was worn by Ann Roe.") == [
+        "Jonah Pell", "Ann Roe"]
 
 
 @pytest.mark.parametrize("question, knowledge, spans", [
