@@ -25,7 +25,9 @@ dovecroft.txt: fourteen paragraphs about a fictional covered market, committed a
 cue-form prompt and the card's own passages as evidence, and run once after them; fenwater.txt: fourteen
 paragraphs about a fictional museum, committed after that, before the learning rate 3e-4, and run once
 after it; saltholme.txt: fourteen paragraphs about a fictional windmill, committed after that, before
-the next changes) and the questions
+the answer step knew a month, a place and who did a thing, and run once after them; whinmoor.txt:
+fourteen paragraphs about a fictional pottery, committed after that, before the next changes) and
+the questions
 beside it (NAME-questions.jsonl):
 
 - retrieval: `kcard new card NAME --corpus FILE` (BM25 over the text);
@@ -71,8 +73,9 @@ from kcard_train import memorise
 
 EXAMPLES = HERE.parent / "docs" / "examples"
 CORPORA = ("kelderwick", "halvard", "ostrel", "tarnby", "brackenmoor", "wrenhold", "ashcombe", "skerrin", "tollmere",
-           "quillon", "penmarrow", "arbroch", "tarrow", "lydgate", "dovecroft", "fenwater", "saltholme")
-HELD_OUT = ("saltholme",)  # run once, at the final state of the changes chosen on the others (write a new one to hold out)
+           "quillon", "penmarrow", "arbroch", "tarrow", "lydgate", "dovecroft", "fenwater", "saltholme",
+           "whinmoor")
+HELD_OUT = ("whinmoor",)  # run once, at the final state of the changes chosen on the others (write a new one to hold out)
 TUNING = tuple(corpus for corpus in CORPORA if corpus not in HELD_OUT)
 DESCRIPTIONS = {"kelderwick": "the harbour town of Kelderwick: its history, people and customs",
                 "halvard": "the Halvard Observatory on Mount Ceril: its history, instruments and people",
@@ -90,7 +93,8 @@ DESCRIPTIONS = {"kelderwick": "the harbour town of Kelderwick: its history, peop
                 "lydgate": "the Lydgate Library in Carrow: its history, building, collections and people",
                 "dovecroft": "the Dovecroft Market in Alnsey: its history, hall, stalls, traders and people",
                 "fenwater": "the Fenwater Museum in Ulverby: its history, collections, building and people",
-                "saltholme": "Saltholme Windmill near Brayford: its history, machinery, millers and flour"}
+                "saltholme": "Saltholme Windmill near Brayford: its history, machinery, millers and flour",
+                "whinmoor": "Whinmoor Pottery near Castlebeck: its history, kilns, potters and wares"}
 SETUPS = {"right_with_card": "bottom-up", "right_bottom_up": "bottom-up", "right_top_down_auto": "top-down-auto"}
 
 
