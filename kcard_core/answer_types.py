@@ -41,7 +41,7 @@ YEAR = r"\b(?:1\d{3}|20\d{2})\b"
 MONTH = r"\b(?:January|February|March|April|May|June|July|August|September|October|November|December)\b"
 # words that start a sentence or join a name: not a name themselves ("The Quarne Vault" names "Quarne Vault")
 NOT_NAMES = frozenset("a an the in on at by of and it its this that these those he she they his her their "
-                      "since every each when after before there today once from to for with".split())
+                      "since every each when after before during there today once from to for with".split())
 NAME = r"\b[A-Z][\w'’-]*(?:\s+(?:(?:and|of|the|de|van|von)\s+)?[A-Z][\w'’-]*)*"
 WORD = re.compile(r"\w+")
 # "which" or "what" before a thing, not before a verb ("What is …", "What did …")
@@ -130,8 +130,12 @@ def typed_spans(question: str, knowledge: str) -> list[str]:
         things = asked_things(question)
         spans = []
         for found, name in names_in(knowledge):
-            if key_words(name) - asked and (kind == "name" or titled(name, things, knowledge[:found.start()],
-                                                                     knowledge[found.end():])):
+            # a name the question holds is no answer, unless it ends in the thing asked for and the
+            # question holds its words apart ("Mill Day" for "What is the day the Saltholme Mill
+            # Society … called?", not "Lifeboat Day" for "What was the first lifeboat … called?")
+            new = key_words(name) - asked or (kind == "title" and name.split()[-1].lower().startswith(tuple(things))
+                                              and not contains(WORD.findall(question), name.split()))
+            if new and (kind == "name" or titled(name, things, knowledge[:found.start()], knowledge[found.end():])):
                 spans.append(name)
         # a title that holds the thing's own word is that thing ("the Hartsmere Brewery" for "Which
         # brewery …?", not "the Green Room" after "called" in the same sentence)
@@ -141,6 +145,26 @@ def typed_spans(question: str, knowledge: str) -> list[str]:
             spans += places(question, near, "by")  # "worn by the county's postmen"
         return spans
     return []
+
+
+def contains(words: list[str], part: list[str]) -> bool:
+    """Whether ``part`` stands in ``words`` as it is, in order and side by side (any case)."""
+    words, part = [w.lower() for w in words], [w.lower() for w in part]
+    return any(words[i:i + len(part)] == part for i in range(len(words) - len(part) + 1))
+
+
+def whole(answer: str, question: str, knowledge: str) -> str:
+    """The knowledge's name that ``answer`` says only part of, the rest being the question's words
+    (the copy bias favours only words the question lacks): "The Mill Society" → "Saltholme Mill
+    Society" for "Which society bought Saltholme Windmill?"; else ``answer`` itself (and where
+    more than one name fits)."""
+    said = [word for word in WORD.findall(answer)]
+    said = said[1:] if said and said[0].lower() in ("the", "a", "an") else said
+    asked = {word.lower() for word in WORD.findall(question)}
+    names = {name for _, name in names_in(knowledge)
+             if said and len(WORD.findall(name)) > len(said) and contains(WORD.findall(name), said)
+             and {word.lower() for word in WORD.findall(name)} - {word.lower() for word in said} <= asked}
+    return names.pop() if len(names) == 1 else answer
 
 
 def stems(text: str) -> set[str]:
@@ -178,12 +202,13 @@ def places(question: str, sentences: list[str], after: str) -> list[str]:
 
 def names_in(text: str):
     """Each name in ``text`` with the match it came from, less the words before it that are no name
-    (:data:`NOT_NAMES`: "The Quarne Vault" names "Quarne Vault"); empty where none is left."""
+    (:data:`NOT_NAMES`: "The Quarne Vault" names "Quarne Vault"; "In" names nothing)."""
     for found in re.finditer(NAME, text):
         words = found.group(0).split()
         while words and words[0].lower() in NOT_NAMES:
             words.pop(0)
-        yield found, " ".join(words)
+        if words:
+            yield found, " ".join(words)
 
 
 def asked_things(question: str) -> list[str]:
@@ -196,7 +221,7 @@ def asked_things(question: str) -> list[str]:
              or re.search(r"\b(?i:what) (?:is|was|are|were) (?:the |an? )?(?:[A-Z][\w'’]*\s+)*"
                           r"((?:[a-z][\w'’]*\s+)+)", question))
     words = [word.rstrip("'’") for word in found.group(1).lower().split()] if found else []
-    words = words[:next((i for i, word in enumerate(words) if word in PREPOSITIONS), len(words))]
+    words = words[:next((i for i, word in enumerate(words) if word in PREPOSITIONS | NOT_NAMES), len(words))]
     things = [word[:-1] if word.endswith("s") else word for word in words if word != "called"]
     return things + [kind for thing in things for kind in sorted(KINDS.get(thing, frozenset()) - {thing})]
 

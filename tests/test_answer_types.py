@@ -2,7 +2,7 @@
 
 import pytest
 
-from kcard_core.answer_types import answer_type, of_type, runs_on, settled, typed_spans
+from kcard_core.answer_types import answer_type, of_type, runs_on, settled, typed_spans, whole
 
 
 @pytest.mark.parametrize("question, kind", [
@@ -113,6 +113,23 @@ def test_who_did_it_as_well_where_the_closest_sentence_names_nobody():
 ])
 def test_the_title_of_the_thing_asked_for(question, knowledge, spans):
     assert typed_spans(question, knowledge) == spans
+
+
+def test_a_title_whose_words_the_question_holds_apart():
+    day = "Each May the society holds Mill Day, when visitors may climb to the cap."
+    assert typed_spans("What is the day the Saltholme Mill Society holds each May called?", day) == ["Mill Day"]
+    # a name the question holds as it stands is no answer
+    assert typed_spans("What is Mill Day called?", day) == []
+
+
+def test_a_part_of_a_name_becomes_the_whole_name_when_the_question_holds_the_rest():
+    bought = "In 1971 the mill was bought by the Saltholme Mill Society, which spent seven years restoring it."
+    question = "Which society bought Saltholme Windmill in 1971?"
+    assert whole("The Mill Society", question, bought) == "Saltholme Mill Society"
+    assert whole("Saltholme Mill Society", question, bought) == "Saltholme Mill Society"
+    assert whole("The Mill Society", "Who bought the windmill?", bought) == "The Mill Society"  # "Saltholme" not asked
+    assert whole("Ron", "Who won Ron's race?", "Ron Wyden defeated Ron Jones.") == "Ron"  # two names fit
+    assert whole("1971", question, bought) == "1971"
 
 
 def test_an_answer_is_of_the_type_when_it_names_one_of_the_spans():

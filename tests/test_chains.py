@@ -270,6 +270,18 @@ def test_an_answer_of_the_wrong_type_is_asked_again_favouring_the_spans_of_the_r
     assert len(llm.prompts) == 1
 
 
+def test_a_typed_answer_that_says_part_of_a_name_gets_the_whole_name(tmp_path):
+    backend = Typed()
+    backend.loop = "The Mill Society"  # asked again, it leaves out the word the question holds
+    card = make_card(tmp_path, "saltholme", "a windmill",
+                     Writes("In 1971 the mill was bought by the Saltholme Mill Society, which restored it."))
+    chain = BottomUp(backend.language_model(tmp_path / "base.gguf", Sampling(favour_bias=2.0)), [card], [], n1=1,
+                     examples=[])
+    backend.asked = []
+    assert chain.invoke("Which society bought Saltholme Windmill in 1971?")["answer"] == "Saltholme Mill Society"
+    assert len(backend.asked) == 2  # "1187", then asked again
+
+
 def test_top_down_exp_maps_the_named_source_to_a_card(cards):
     llm = Recording(responses=["yes.", "I would ask Science.", "42"], prompts=[])
     chain = TopDown(llm, cards[:2], ByLength(name="factuality"), explicit=True, n1=1, examples=[])

@@ -137,7 +137,9 @@ class KnowledgeChain(KcardRunnable):
         goes on as the knowledge does (:func:`apposition`); one that names nothing of the type the
         question asks for ("1187" for "How many bells …?") is asked again, favouring the knowledge's
         spans of that type (:mod:`kcard_core.answer_types`); the new answer is kept if it names one
-        and does not run on (one that runs on is cut to the span it says most often).
+        and does not run on (one that runs on is cut to the span it says most often). A typed answer
+        that says part of a name, the rest being the question's words, becomes the whole name
+        (:func:`~kcard_core.answer_types.whole`).
         """
         hint = self.copy_hint(question, trace.knowledge())
         stem, options = split_options(question)
@@ -153,14 +155,16 @@ class KnowledgeChain(KcardRunnable):
         if mark := self.repeated(question, reply, trace):
             more = yield f"{trace.prompt} {reply}{mark}", hint
             reply = f"{reply}{mark} {more}" if more else reply
-        if (spans := self.typed_spans(question, trace)) and not answer_types.of_type(reply, spans):
+        if not (spans := self.typed_spans(question, trace)):
+            return reply
+        if not answer_types.of_type(reply, spans):
             again = yield trace.prompt, {"favour": tuple(dict.fromkeys(FAVOURED.findall(" ".join(spans)))),
                                          "favour_bias": self.type_bias}
             trace.turns.append(Turn(f"the answer is no {answer_types.answer_type(question)} from the knowledge: "
                                     "asked again, favouring those", reply,
                                     details={"spans": spans, "asked again": again}))
             reply = answer_types.settled(again, spans) or reply
-        return reply
+        return answer_types.whole(reply, question, trace.knowledge())
 
     def typed_spans(self, question: str, trace: Trace) -> list[str]:
         """The knowledge's spans of the type the question asks for, where an answer of another type
