@@ -44,14 +44,21 @@ NOT_NAMES = frozenset("a an the in on at by of and it its this that these those 
                       "since every each when after before during there today once from to for with".split())
 NAME = r"\b[A-Z][\w'’-]*(?:\s+(?:(?:and|of|the|de|van|von)\s+)?[A-Z][\w'’-]*)*"
 WORD = re.compile(r"\w+")
+
+
+def words_of(text: str) -> set[str]:
+    """The words of ``text``, in lower case."""
+    return {word.lower() for word in WORD.findall(text)}
+
 # "which" or "what" before a thing, not before a verb ("What is …", "What did …")
 WHICH_THING = r"\b(?:which|what) (?!(?:is|was|are|were|do|does|did|has|have|had)\b)"
 PREPOSITIONS = frozenset("of in on at to for with from by near that which".split())  # where a thing's words end
-# what a place follows ("carried the ledgers to the clock loft"), and the phrase itself: up to four
-# words to a comma, a joining word or another preposition but "of" ("to the open ground of Tanner's
+# what a place follows ("carried the ledgers to the clock loft"), and the phrase itself: up to six
+# words, to a comma, a joining word or another preposition but "of" ("to the open ground of Tanner's
 # Field"), never a number ("rose to four feet")
 AT_PLACE = "in into on onto at to from inside within under beneath below above behind beside near over across along"
-PHRASE_ENDS = PREPOSITIONS - {"of"} | frozenset("and or but as is was are were who when while until after before during".split())
+PHRASE_ENDS = PREPOSITIONS - {"of"} | frozenset("and or but as is was are were who when while until after before "
+                                                 "during".split())
 PHRASE = rf"(?:(?:the|an?|its|their|his|her)\s+)?(?!{NUMBER}\b|{MONTH})[\w'’-]+(?:\s+[\w'’-]+){{0,5}}"
 QUESTION_WORDS = frozenset("who whom where what which when how did does do was were is are has have had".split())
 
@@ -126,7 +133,7 @@ def typed_spans(question: str, knowledge: str) -> list[str]:
     if kind == "place":
         return places(question, closest(question, knowledge), AT_PLACE)
     if kind in ("name", "title"):
-        asked = {word.lower() for word in WORD.findall(question)}
+        asked = words_of(question)
         things = asked_things(question)
         spans = []
         for found, name in names_in(knowledge):
@@ -156,22 +163,19 @@ def contains(words: list[str], part: list[str]) -> bool:
 def whole(answer: str, question: str, knowledge: str) -> str:
     """The knowledge's name that ``answer`` says only part of, the rest being the question's words
     (the copy bias favours only words the question lacks): "The Mill Society" → "Saltholme Mill
-    Society" for "Which society bought Saltholme Windmill?"; else ``answer`` itself (and where
-    more than one name fits)."""
-    said = [word for word in WORD.findall(answer)]
+    Society" for "Which society bought Saltholme Windmill?"; else (no name fits, or more than one)
+    ``answer`` itself."""
+    said = WORD.findall(answer)
     said = said[1:] if said and said[0].lower() in ("the", "a", "an") else said
-    asked = {word.lower() for word in WORD.findall(question)}
-    names = {name for _, name in names_in(knowledge)
-             if said and len(WORD.findall(name)) > len(said) and contains(WORD.findall(name), said)
-             and {word.lower() for word in WORD.findall(name)} - {word.lower() for word in said} <= asked}
+    names = {name for _, name in names_in(knowledge) if said and len(WORD.findall(name)) > len(said)
+             and contains(WORD.findall(name), said) and words_of(name) - words_of(" ".join(said)) <= words_of(question)}
     return names.pop() if len(names) == 1 else answer
 
 
 def stems(text: str) -> set[str]:
     """The starts (four letters) of ``text``'s words that carry its meaning: "carr" of "carry" and
     "carried"; none of a question word or of :data:`NOT_NAMES`."""
-    return {word[:4] for word in (w.lower() for w in WORD.findall(text))
-            if len(word) > 2 and word not in NOT_NAMES and word not in QUESTION_WORDS}
+    return {word[:4] for word in words_of(text) - NOT_NAMES - QUESTION_WORDS if len(word) > 2}
 
 
 def closest(question: str, knowledge: str) -> list[str]:
@@ -187,7 +191,7 @@ def places(question: str, sentences: list[str], after: str) -> list[str]:
     :data:`PHRASE_ENDS`) that the question does not already say; those right after the question's
     own words where any are ("the clock loft" of "… carried the ledgers to the clock loft" for
     "Where did the staff carry the ledgers?", not "the lower hall" of "the water in the lower hall")."""
-    asked, found, near = {word.lower() for word in WORD.findall(question)}, [], []
+    asked, found, near = words_of(question), [], []
     for sentence in sentences:
         for match in re.finditer(rf"\b(?:{after.replace(' ', '|')})\s+({PHRASE})", sentence):
             words = match.group(1).split()
@@ -277,5 +281,5 @@ def key_words(span: str) -> set[str]:
 def of_type(answer: str, spans: list[str]) -> bool:
     """Whether ``answer`` names one of ``spans`` (one of its key words is enough: "Penlowe" names
     "Harriet Penlowe"; "30 metres" does not name "412 metres")."""
-    said = {word.lower() for word in WORD.findall(answer)}
+    said = words_of(answer)
     return any(key_words(span) & said for span in spans)

@@ -76,7 +76,8 @@ def test_months_and_places():
 def test_who_did_it_as_well_where_the_closest_sentence_names_nobody():
     tweed = ("Jonah Pell built the mill in 1790. Its famous tweed, Tenley Grey, was first woven in 1824 and worn by "
              "the county's postmen for a century.")
-    assert typed_spans("Who wore the Tenley Grey tweed for a century?", tweed) == ["Jonah Pell", "the county's postmen"]
+    assert typed_spans("Who wore the Tenley Grey tweed for a century?", tweed) == [
+        "Jonah Pell", "the county's postmen"]
     assert typed_spans("Who wore the Tenley Grey tweed?", tweed.split(". ")[1]) == ["the county's postmen"]
     assert typed_spans("Who built the mill?", tweed) == ["Jonah Pell", "Tenley Grey"]  # every name, as before
     # where the closest sentence names someone the question does not, every such name, as before
