@@ -261,7 +261,19 @@ Retrieval rows were run again, the LM cards kept and asked again (before them re
 cards built afresh. Then, with fenwater committed and held out, every LM card was trained afresh at
 the memorise preset's new learning rate, 3e-4 (1e-4 before; chosen on the four texts then at 16:
 64 → 73 of 80, `own-card-probes.jsonl`; before it LM 19, 20, 18, 19, 17, 16, 16, 19, 17, 18, 16,
-18, 19, 16 and dovecroft 16); fenwater was run once after it, both cards built afresh.
+18, 19, 16 and dovecroft 16); fenwater was run once after it, both cards built afresh. Then, with
+saltholme committed and held out, chosen on fenwater: the answer step knows a month ("In which month
+…?"), a place ("Where …?": "the clock loft") and, for "Who …?", who the sentences closest to the
+question say did it where they name nobody new ("worn by the county's postmen"); retrieval rows run
+again (before them fenwater 18 / 18 / 18, ashcombe 19 / 19 / 19); saltholme was run once after them
+(retrieval 19 / 19 / 18, LM 17 / 17 / 16). Then, with whinmoor committed and held out, chosen on
+saltholme: a title that ends in the thing asked for counts though the question holds its words
+apart ("Mill Day" for "What is the day … called?"), and a typed answer that says part of a name,
+the rest being the question's words, becomes the whole name ("The Mill Society" → "Saltholme Mill
+Society"); retrieval rows run again, and seven LM cards trained afresh (the recipe unchanged:
+kelderwick, halvard, ostrel, tarnby as before, ashcombe, fenwater, saltholme 17 → 18, 19, 18; the
+other ten LM rows are from before these changes, that run stopped for time); whinmoor was run once
+after them, both cards built afresh.
 Top-down: "said No" = questions whose "Do you need more information?" the base LLM answered No
 (top-down-auto asks the card whose text alone holds a word of the question all the same); "chose
 the card" = questions it gave to this corpus's card.
