@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from kcard_core.text import sentences
+
 NUMBER_WORDS = ("one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
                 "sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety "
                 "hundred thousand million dozen").split()
@@ -44,12 +46,6 @@ NOT_NAMES = frozenset("a an the in on at by of and it its this that these those 
                       "since every each when after before during there today once from to for with".split())
 NAME = r"\b[A-Z][\w'’-]*(?:\s+(?:(?:and|of|the|de|van|von)\s+)?[A-Z][\w'’-]*)*"
 WORD = re.compile(r"\w+")
-
-
-def words_of(text: str) -> set[str]:
-    """The words of ``text``, in lower case."""
-    return {word.lower() for word in WORD.findall(text)}
-
 # "which" or "what" before a thing, not before a verb ("What is …", "What did …")
 WHICH_THING = r"\b(?:which|what) (?!(?:is|was|are|were|do|does|did|has|have|had)\b)"
 PREPOSITIONS = frozenset("of in on at to for with from by near that which".split())  # where a thing's words end
@@ -104,7 +100,7 @@ def typed_spans(question: str, knowledge: str) -> list[str]:
     miles away" for "How far …?"; weights only for "How heavy …?": "40 tonnes", not "28 inches");
     for "For how much …?" sums of money; for "In which year …?" years; for "At what time …?" times
     of day; for "In which month …?" months; for "Where …?" the places of the knowledge's sentences
-    closest to the question (:func:`places`); for "Who …?" names that the question does not already
+    closest to the question (:func:`phrases_after`); for "Who …?" names that the question does not already
     hold, and where the closest sentences hold none, who they say did it ("worn by the county's
     postmen"); for a title, such names where :func:`titled` finds them."""
     kind = answer_type(question)
@@ -131,7 +127,7 @@ def typed_spans(question: str, knowledge: str) -> list[str]:
     if kind == "month":
         return re.findall(MONTH, knowledge)
     if kind == "place":
-        return places(question, closest(question, knowledge), AT_PLACE)
+        return phrases_after(AT_PLACE, question, closest(question, knowledge))
     if kind in ("name", "title"):
         asked = words_of(question)
         things = asked_things(question)
@@ -147,11 +143,17 @@ def typed_spans(question: str, knowledge: str) -> list[str]:
         # a title that holds the thing's own word is that thing ("the Hartsmere Brewery" for "Which
         # brewery …?", not "the Green Room" after "called" in the same sentence)
         spans = [span for span in spans if holds_thing(span, things)] or spans
-        near = closest(question, knowledge)
-        if kind == "name" and not any(key_words(name) - asked for sentence in near for _, name in names_in(sentence)):
-            spans += places(question, near, "by")  # "worn by the county's postmen"
+        if kind == "name":
+            near = closest(question, knowledge)
+            if not any(key_words(name) - asked for sentence in near for _, name in names_in(sentence)):
+                spans += phrases_after("by", question, near)  # "worn by the county's postmen"
         return spans
     return []
+
+
+def words_of(text: str) -> set[str]:
+    """The words of ``text``, in lower case."""
+    return {word.lower() for word in WORD.findall(text)}
 
 
 def contains(words: list[str], part: list[str]) -> bool:
@@ -167,8 +169,10 @@ def whole(answer: str, question: str, knowledge: str) -> str:
     ``answer`` itself."""
     said = WORD.findall(answer)
     said = said[1:] if said and said[0].lower() in ("the", "a", "an") else said
-    names = {name for _, name in names_in(knowledge) if said and len(WORD.findall(name)) > len(said)
-             and contains(WORD.findall(name), said) and words_of(name) - words_of(" ".join(said)) <= words_of(question)}
+    rest = words_of(question) | {word.lower() for word in said}
+    names = {name for _, name in names_in(knowledge)
+             if said and len(WORD.findall(name)) > len(said) and contains(WORD.findall(name), said)
+             and words_of(name) <= rest}
     return names.pop() if len(names) == 1 else answer
 
 
@@ -181,27 +185,28 @@ def stems(text: str) -> set[str]:
 def closest(question: str, knowledge: str) -> list[str]:
     """The sentences of ``knowledge`` that share the most word starts (:func:`stems`) with the
     question, in their order; none where no sentence shares one."""
-    sentences = [s for s in re.split(r"(?<=[.!?])\s+", knowledge) if s]
-    shared = [len(stems(sentence) & stems(question)) for sentence in sentences]
-    return [s for s, n in zip(sentences, shared) if n and n == max(shared)]
+    asked, found = stems(question), sentences(knowledge)
+    shared = [len(stems(sentence) & asked) for sentence in found]
+    return [sentence for sentence, n in zip(found, shared) if n and n == max(shared)]
 
 
-def places(question: str, sentences: list[str], after: str) -> list[str]:
-    """The phrases of ``sentences`` after one of the words ``after`` (:data:`PHRASE`, cut at
-    :data:`PHRASE_ENDS`) that the question does not already say; those right after the question's
-    own words where any are ("the clock loft" of "… carried the ledgers to the clock loft" for
-    "Where did the staff carry the ledgers?", not "the lower hall" of "the water in the lower hall")."""
-    asked, found, near = words_of(question), [], []
-    for sentence in sentences:
+def phrases_after(after: str, question: str, near: list[str]) -> list[str]:
+    """The phrases of the sentences ``near`` after one of the words ``after`` (:data:`PHRASE`, cut at
+    :data:`PHRASE_ENDS`: a place after :data:`AT_PLACE`, who did a thing after "by") that the
+    question does not already say; those right after the question's own words where any are ("the
+    clock loft" of "… carried the ledgers to the clock loft" for "Where did the staff carry the
+    ledgers?", not "the lower hall" of "the water in the lower hall")."""
+    asked, asked_stems, found, right_after = words_of(question), stems(question), [], []
+    for sentence in near:
         for match in re.finditer(rf"\b(?:{after.replace(' ', '|')})\s+({PHRASE})", sentence):
             words = match.group(1).split()
             words = words[:next((i for i, w in enumerate(words) if i and w.lower() in PHRASE_ENDS), len(words))]
             phrase = " ".join(words).rstrip(",.;:!?")
             if key_words(phrase) - asked:
                 found.append(phrase)
-                if stems(" ".join(WORD.findall(sentence[:match.start()])[-3:])) & stems(question):
-                    near.append(phrase)
-    return near or found
+                if stems(" ".join(WORD.findall(sentence[:match.start()])[-3:])) & asked_stems:
+                    right_after.append(phrase)
+    return right_after or found
 
 
 def names_in(text: str):
