@@ -1,0 +1,67 @@
+"""The real documents of the real-docs benchmark, taken exactly as they ship on these machines.
+
+Nothing here is committed but how to get each document: Debian packages' documentation folders,
+man pages rendered by groff, a toolchain's HTML book and Python packages' METADATA (the README and
+changelog PyPI shows). ``python benchmarks/real_docs/sources.py DIR`` writes them all into DIR.
+"""
+
+from __future__ import annotations
+
+import email.parser
+import glob
+import gzip
+import hashlib
+import subprocess
+import sys
+from pathlib import Path
+
+RUST_DOC = "/root/.rustup/toolchains/stable-x86_64-unknown-linux-gnu/share/doc/rust/html"
+SITE = "/root/.pyenv/versions/*/lib/python3*/site-packages"
+
+# name -> (file name as a user would have it, where it comes from, split)
+SOURCES = {
+    "mpfr-news": ("NEWS", "gunzip:/usr/share/doc/libmpfr6/NEWS.gz", "tuning"),
+    "dbus-news": ("NEWS", "gunzip:/usr/share/doc/dbus/NEWS.gz", "tuning"),
+    "python-dotenv": ("README.md", "metadata:python_dotenv-1.2.2", "tuning"),
+    "pytest-benchmark": ("README.rst", "metadata:pytest_benchmark-5.2.3", "tuning"),
+    "grep-man": ("grep.txt", "man-text:/usr/share/man/man1/grep.1.gz", "tuning"),
+    "gzip-man-pdf": ("gzip.pdf", "man-pdf:/usr/share/man/man1/gzip.1.gz", "tuning"),
+    "rustdoc-cli": ("command-line-arguments.html", f"copy:{RUST_DOC}/rustdoc/command-line-arguments.html", "tuning"),
+    "ninja-manual": ("manual.html", "copy:/usr/share/doc/ninja-build/manual.html", "held-out"),
+    "tmux-changelog": ("changelog.Debian", "gunzip:/usr/share/doc/tmux/changelog.Debian.gz", "held-out"),
+    "charset-normalizer": ("README.md", "metadata:charset_normalizer-3.4.7", "held-out"),
+}
+
+
+def content(source: str) -> bytes:
+    """The bytes of one source, as its package ships it (a man page as groff renders it)."""
+    how, _, where = source.partition(":")
+    if how == "gunzip":
+        return gzip.decompress(Path(where).read_bytes())
+    if how == "copy":
+        return Path(where).read_bytes()
+    if how == "metadata":
+        found = glob.glob(f"{SITE}/{where}.dist-info/METADATA")
+        if not found:
+            raise SystemExit(f"{where} is not installed: pip install {where.replace('_', '-').replace('-', '==', 1)}")
+        message = email.parser.Parser().parsestr(Path(found[0]).read_text(encoding="utf-8"))
+        return message.get_payload().encode()
+    device = {"man-text": ["-Tutf8", "-P", "-cbou"], "man-pdf": ["-Tpdf"]}[how]
+    page = gzip.decompress(Path(where).read_bytes())
+    return subprocess.run(["groff", "-man", *device], input=page, capture_output=True, check=True).stdout
+
+
+def extract(name: str, folder: Path) -> Path:
+    """Write document ``name`` into ``folder``/``name``/ under its shipped file name; its path."""
+    file, source, _ = SOURCES[name]
+    path = folder / name / file
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content(source))
+    return path
+
+
+if __name__ == "__main__":
+    out = Path(sys.argv[1] if len(sys.argv) > 1 else "real-docs")
+    for name in SOURCES:
+        path = extract(name, out)
+        print(f"{path}  {path.stat().st_size} bytes  sha256 {hashlib.sha256(path.read_bytes()).hexdigest()[:12]}")
