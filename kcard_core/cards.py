@@ -15,7 +15,8 @@ from kcard_core.cache import GenerationCache
 from kcard_core.config import limit
 from kcard_core.errors import KcardError
 from kcard_core.loading import load_object
-from kcard_core.text import complete_sentences, cue_form, read_corpus
+from kcard_core.documents import SEPARATOR, read_corpus, read_passages
+from kcard_core.text import complete_sentences, cue_form
 
 if TYPE_CHECKING:  # langchain_core costs ~1 s to import: listing cards must not pay it
     from langchain_core.documents import Document
@@ -200,14 +201,19 @@ class Card:
                             temperature=defaults.temperature if temperature is None else temperature, seed=seed,
                             stop=defaults.stop, repeat_penalty=defaults.repeat_penalty)
         started = time.perf_counter()
-        texts = [text[: limit("KCARD_MAX_DOCUMENT_CHARS")] for text in self.write(query, n, sampling)]
+        written = self.written(query, n, sampling)
         seconds = round(time.perf_counter() - started, 3)
-        return [Document(page_content=text, metadata={
+        return [Document(page_content=text[: limit("KCARD_MAX_DOCUMENT_CHARS")], metadata={
             "id": f"{self.name}#{index}", "card": self.name, "source": self.manifest.type,
             "backend": self.runs_on(),
             "generation": {"n": n, "max_tokens": sampling.max_tokens, "temperature": sampling.temperature,
                            "seed": None if seed is None else seed + index - 1},
-            "seconds": seconds}) for index, text in enumerate(texts, start=1)]
+            "seconds": seconds, **extra}) for index, (text, extra) in enumerate(written, start=1)]
+
+    def written(self, query: str, n: int, sampling: Sampling) -> list[tuple[str, dict[str, Any]]]:
+        """:meth:`write`'s texts, each with what the card adds to its document's metadata (a retrieval
+        card: ``sources``, the file and heading path of each passage it quotes)."""
+        return [(text, {}) for text in self.write(query, n, sampling)]
 
     def write(self, query: str, n: int, sampling: Sampling) -> list[str]:
         """The card's texts for ``query``: here, ``n`` samples of its language model."""
@@ -258,7 +264,8 @@ class RetrievalCard(Card):
     """A card that retrieves passages with BM25 instead of writing them (the paper's Appendix A).
 
     Its corpus is the manifest's ``corpus`` callable ("module:function" returning passages) or its
-    ``corpus`` artifact: a file in one of the formats of :func:`kcard_core.text.read_corpus`.
+    ``corpus`` artifact: a file in one of the formats of :mod:`kcard_core.documents` (a package's
+    passages.jsonl records each passage's source file and heading path; the trace shows them).
     """
 
     def runs_on(self) -> str:
@@ -269,15 +276,23 @@ class RetrievalCard(Card):
         # reordered them: MiniLM put "The Halvard Observatory is … on Mount Ceril" above "The
         # observatory was founded in 1896 by … Edith Sorrell" for "Who founded the Halvard
         # Observatory?", where BM25 had them the right way; together, the reader sees both.
+        return [text for text, _ in self.written(query, n, sampling)]
+
+    def written(self, query: str, n: int, sampling: Sampling) -> list[tuple[str, dict[str, Any]]]:
         kept = self.find(query)
-        return [" ".join(kept)] if kept else []
+        sources = [self._built["sources"][text] for text in kept if text in self._built.get("sources", {})]
+        return [(" ".join(kept), {"sources": sources} if sources else {})] if kept else []
 
     def passages(self) -> list[str]:
         if self.manifest.corpus:
             return list(load_object(self.manifest.corpus)())
         if "corpus" not in self.manifest.artifacts:
             raise KcardError(f"retrieval card {self.name!r} names no corpus")
-        return read_corpus(self.manifest.artifacts["corpus"].resolve())
+        passages = read_passages(self.manifest.artifacts["corpus"].resolve())
+        # where each passage comes from (file › heading path), for the trace
+        self._built["sources"] = {p.contextual(): SEPARATOR.join(filter(None, (p.source, *p.headings)))
+                                  for p in passages}
+        return [passage.contextual() for passage in passages]
 
 
 # a manifest's ``type`` -> the class that runs it: the core two, and those plugins add through the

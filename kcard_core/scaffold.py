@@ -1,8 +1,9 @@
 """`kcard new card`: render the cookiecutter template into a pip-installable card package.
 
 A card is an LM card (``model``: a GGUF file; ``trained``: a folder `kcard train` wrote) or a
-retrieval card (``corpus``: the user's text, stored in the package as passages.jsonl). Rendering
-is atomic: the package appears whole or not at all.
+retrieval card (``corpus``: the user's files or folders, read by :mod:`kcard_core.documents` and
+stored in the package as passages.jsonl, each passage with its source and heading path).
+Rendering is atomic: the package appears whole or not at all.
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from kcard_core import retrieval
 from kcard_core.artifacts import sha256_of
 from kcard_core.cards import CardManifest
+from kcard_core.documents import describe, passages_jsonl, read_passages
 from kcard_core.errors import KcardError
-from kcard_core.text import corpus_jsonl, one_line, read_corpus
+from kcard_core.text import one_line
 
 HERE = Path(__file__).resolve().parent
 # in a wheel the template is package data (kcard_core/card_template); in the source tree, cookiecutter-card/
@@ -27,12 +28,17 @@ TEMPLATE = next((path for path in (HERE / "card_template", HERE.parent / "cookie
 
 
 def render_card(name: str, *, description: str | None = None, model: str | None = None, chat: bool = False,
-                trained: str | None = None, corpus: str | None = None, corpus_format: str = "auto",
-                output_dir: str = ".", no_input: bool = False) -> Path:
-    """Render ``kcard-card-NAME`` into ``output_dir`` and return its folder."""
+                trained: str | None = None, corpus: str | Path | list[str | Path] | None = None,
+                corpus_format: str = "auto", subject: str | None = None, output_dir: str = ".",
+                no_input: bool = False) -> Path:
+    """Render ``kcard-card-NAME`` into ``output_dir`` and return its folder.
+
+    A retrieval card (``corpus``: files or folders) whose ``description`` or ``subject`` is not given
+    gets those :func:`kcard_core.documents.describe` proposes; ``subject`` also replaces a trained
+    card's."""
     if not re.fullmatch(r"[a-z][a-z0-9_-]*", name):
         raise KcardError(f"card name {name!r}: use lower-case letters, digits, '-' or '_', starting with a letter")
-    if sum(source is not None for source in (model, trained, corpus)) > 1:
+    if sum(bool(source) for source in (model, trained, corpus)) > 1:
         raise KcardError("give one of --model, --from and --corpus")
     if not TEMPLATE.is_dir():
         raise KcardError(f"the card template is not at {TEMPLATE}: reinstall kcard (pip install --force-reinstall kcard)")
@@ -46,11 +52,12 @@ def render_card(name: str, *, description: str | None = None, model: str | None 
         context.update(model_file=Path(model).name, model_sha256=sha256_of(Path(model)))
     passages = None
     if corpus:
-        documents = read_corpus(corpus, corpus_format)
-        passages = corpus_jsonl(documents).encode()
+        read = read_passages(corpus, corpus_format)
+        proposed_subject, proposed_description = describe(read, name)
+        passages = passages_jsonl(read).encode()
         context.update(type="retrieval", corpus_sha256=hashlib.sha256(passages).hexdigest(),
-                       subject=retrieval.subject(documents))
-        context.setdefault("description", f"facts from {Path(corpus).name}")
+                       subject=one_line(subject) if subject is not None else proposed_subject)
+        context.setdefault("description", proposed_description)
     try:
         from cookiecutter.main import cookiecutter
     except ImportError:
@@ -64,7 +71,7 @@ def render_card(name: str, *, description: str | None = None, model: str | None 
         if model:
             shutil.copyfile(model, module / Path(model).name)
         if trained:
-            adopt_trained(Path(trained), module, name, context.get("description"))
+            adopt_trained(Path(trained), module, name, context.get("description"), subject)
         if passages is not None:
             (module / "passages.jsonl").write_bytes(passages)
         CardManifest.from_file(module / "card.toml")  # what was written parses, or nothing is left behind
@@ -78,8 +85,9 @@ def render_card(name: str, *, description: str | None = None, model: str | None 
     return target
 
 
-def adopt_trained(trained: Path, module: Path, name: str, description: str | None) -> None:
-    """Copy a trained card's manifest (renamed) and its local files (a whole folder for peft/) into ``module``."""
+def adopt_trained(trained: Path, module: Path, name: str, description: str | None, subject: str | None = None) -> None:
+    """Copy a trained card's manifest (renamed; its description and subject replaced when given) and its
+    local files (a whole folder for peft/) into ``module``."""
     manifest = CardManifest.from_file(trained / "card.toml")  # refuses a broken or tampered card early
     for artifact in manifest.artifacts.values():
         if artifact.distribution or artifact.build or Path(artifact.file).is_absolute():
@@ -91,8 +99,11 @@ def adopt_trained(trained: Path, module: Path, name: str, description: str | Non
         else:
             shutil.copyfile(trained / top, module / top)
     text = (trained / "card.toml").read_text()
-    values = {"name": name, "description": description}
+    values = {"name": name, "description": description, "subject": subject}
     for key, value in values.items():  # a JSON string is a TOML basic string; a function, so "\u" stays text
-        if value:
-            text = re.sub(rf"^{key} = .*$", lambda _: f"{key} = {json.dumps(value)}", text, count=1, flags=re.M)
+        if value is not None and (value or key == "subject"):
+            line = f"{key} = {json.dumps(one_line(value))}"
+            text, found = re.subn(rf"^{key} = .*$", lambda _: line, text, count=1, flags=re.M)
+            if not found and key == "subject":
+                text += f"\n[retrieval]\n{line}\n"
     (module / "card.toml").write_text(text)

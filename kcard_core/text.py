@@ -12,9 +12,6 @@ import itertools
 import re
 import string
 from collections import Counter
-from pathlib import Path
-
-from kcard_core.errors import KcardError
 
 ENDS = (".", "!", "?", '."', '?"', '!"', ".”", "?”", "!”", ".'", ".)")
 # A card that memorised a text (kcard_train.memorise) learned to write each passage after *cues*: a
@@ -74,48 +71,6 @@ def complete_sentences(text: str) -> str:
         return text
     cut = text.rfind(parts[-1])
     return text[:cut].rstrip() if cut > 0 else text
-
-
-CORPUS_FORMATS = ("auto", "lines", "paragraphs", "jsonl")
-
-
-def read_corpus(path: str | Path, format: str = "auto") -> list[str]:
-    """The documents of a corpus file, each on one line: ``lines`` (a document per line),
-    ``paragraphs`` (documents separated by blank lines), ``jsonl`` ({"text": ...} per line), or
-    ``auto``: jsonl for a .jsonl file, else paragraphs when the file has a blank line, else lines
-    (a file of one fact per line is 20 documents, not one)."""
-    import json
-
-    path = Path(path)
-    if format not in CORPUS_FORMATS:
-        raise KcardError(f"corpus format {format!r}: use one of {', '.join(CORPUS_FORMATS)}")
-    try:
-        content = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise KcardError(f"cannot read the corpus {path}: {error}") from None
-    if format == "auto":
-        format = ("jsonl" if path.suffix == ".jsonl" else
-                  "paragraphs" if any(not line.strip() for line in content.strip().splitlines()) else "lines")
-    if format == "jsonl":
-        documents = []
-        for number, line in enumerate(content.splitlines(), start=1):
-            try:
-                documents += [json.loads(line)["text"]] if line.strip() else []
-            except (ValueError, KeyError, TypeError):
-                raise KcardError(f'{path}, line {number}: expected a JSON object with a "text" field') from None
-    else:
-        documents = content.splitlines() if format == "lines" else re.split(r"\n\s*\n", content)
-    documents = [one_line(text) for text in documents if text.strip()]
-    if not documents:
-        raise KcardError(f"the corpus {path} holds no text")
-    return documents
-
-
-def corpus_jsonl(documents: list[str]) -> str:
-    """``documents`` as a JSONL corpus ({"text": ...} a line), the format read_corpus reads back."""
-    import json
-
-    return "".join(json.dumps({"text": text}, ensure_ascii=False) + "\n" for text in documents)
 
 
 # -- answers and multiple choice: one place for the chains, the cards and kcard eval -------------

@@ -58,6 +58,7 @@ class DocumentRecord:
     used: bool = False  # reached the base LLM's prompt
     dropped: str | None = None  # left out before any selector ("empty")
     duplicate_of: str | None = None  # the id of the document it repeats
+    sources: list[str] | None = None  # a retrieval card's: each quoted passage's file › heading path
 
 
 @dataclass
@@ -103,7 +104,7 @@ class Trace:
         for doc in documents:
             meta = doc.metadata
             self.documents[meta["id"]] = DocumentRecord(meta.get("card"), doc.page_content, meta.get("backend"),
-                                                        meta.get("generation"))
+                                                        meta.get("generation"), sources=meta.get("sources"))
 
     def add_stage(self, stage: str, scores: dict[str, float | None], kept: list[str],
                   texts: dict[str, str] | None = None, details: dict[str, dict] | None = None) -> None:
@@ -172,6 +173,7 @@ def format_trace(trace: dict) -> str:
             stages = f"left out: {doc['dropped']}"
         lines.append(f"  [{'used' if doc.get('used') else 'dropped'}] {doc['id']}: {stages}")
         lines.append(f"      {doc['text'][:160]}")
+        lines += [f"      from {source}" for source in doc.get("sources", [])]
     for candidate in trace.get("revisions", []):
         verdict = f"→ revised: {candidate['feedback']}" if candidate["feedback"] else "→ accepted"
         lines.append(f"  answer {candidate['round']}: {candidate['response']!r} {candidate['utility']} "

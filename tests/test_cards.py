@@ -10,7 +10,7 @@ from conftest import FakeBackend, make_card
 from kcard_core.artifacts import Artifact
 from kcard_core.cards import Card, CardManifest
 from kcard_core.errors import ArtifactError, KcardError
-from kcard_core.text import read_corpus
+from kcard_core.documents import read_corpus
 
 
 def test_manifest_reports_missing_and_mistyped_fields():

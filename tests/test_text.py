@@ -2,8 +2,7 @@
 
 import pytest
 
-from kcard_core.errors import KcardError
-from kcard_core.text import complete_sentences, read_corpus, sentences
+from kcard_core.text import complete_sentences, sentences
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -31,37 +30,3 @@ def test_a_cut_document_drops_only_its_unfinished_last_sentence():
 def test_a_document_that_is_one_unfinished_sentence_keeps_the_name_at_its_end():
     cut = "In the Idaho senate race in the 2022 U.S. midterm elections, Mike Crapo defeated"
     assert complete_sentences(cut) == cut
-
-
-@pytest.mark.parametrize("format, text, expected", [
-    ("auto", "One fact.\nTwo fact.\n", ["One fact.", "Two fact."]),
-    ("auto", "A para\nwrapped.\n\n  \nB para.", ["A para wrapped.", "B para."]),
-    ("paragraphs", "One fact.\nTwo fact.\n", ["One fact. Two fact."]),
-    ("lines", "A\n\nB\n", ["A", "B"]),
-])
-def test_read_corpus_formats(tmp_path, format, text, expected):
-    path = tmp_path / "corpus.txt"
-    path.write_text(text)
-    assert read_corpus(path, format) == expected
-
-
-def test_read_corpus_jsonl_and_its_errors(tmp_path):
-    path = tmp_path / "corpus.jsonl"
-    path.write_text('{"text": "a"}\n\n{"text": "b  c"}\n')
-    assert read_corpus(path) == ["a", "b c"]
-    path.write_text('{"text": "a"}\n{"body": "b"}\n')
-    with pytest.raises(KcardError, match="line 2: expected a JSON object"):
-        read_corpus(path)
-    (tmp_path / "empty.txt").write_text("\n \n")
-    with pytest.raises(KcardError, match="holds no text"):
-        read_corpus(tmp_path / "empty.txt")
-    with pytest.raises(KcardError, match="corpus format 'xml'"):
-        read_corpus(path, "xml")
-
-
-def test_corpus_jsonl_reads_back_as_written(tmp_path):
-    from kcard_core.text import corpus_jsonl
-
-    path = tmp_path / "c.jsonl"
-    path.write_text(corpus_jsonl(['Café "Dark Sky"', "a\\b"]))
-    assert read_corpus(path) == ['Café "Dark Sky"', "a\\b"]

@@ -11,7 +11,7 @@ import click
 from kcard_core.cli.base import cli, emit_json
 from kcard_core.errors import KcardError
 from kcard_core.plugins import get_registry
-from kcard_core.text import CORPUS_FORMATS
+from kcard_core.documents import FORMATS
 
 
 @cli.group()
@@ -67,22 +67,34 @@ def new() -> None:
               help="An LM card: a GGUF file to copy into the card (its sha256 goes into the manifest).")
 @click.option("--from", "trained", type=click.Path(exists=True, file_okay=False), default=None,
               help="An LM card: a folder written by `kcard train`; its manifest and weights go into the package.")
-@click.option("--corpus", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="A retrieval card: BM25 over this text, stored in the package (exact facts, no training).")
-@click.option("--format", "corpus_format", type=click.Choice(CORPUS_FORMATS), default="auto", show_default=True,
-              help="How --corpus holds its passages; auto: JSONL for .jsonl, else blank-line-separated "
-                   "paragraphs when there is a blank line, else one per line.")
+@click.option("--corpus", type=click.Path(exists=True), multiple=True,
+              help="A retrieval card: BM25 over these files or folders (repeatable), stored in the package as "
+                   "passages that keep their source and heading path (exact facts, no training).")
+@click.option("--format", "corpus_format", type=click.Choice(FORMATS), default="auto", show_default=True,
+              help="How --corpus is written; auto: by extension (.md, .rst, .html, .pdf, .jsonl), else by content "
+                   "(plain text with outline headings; one passage a line without a blank line).")
+@click.option("--subject", default=None,
+              help="What the whole text is about (a name its questions use); proposed from the text when not given.")
 @click.option("--chat/--no-chat", default=False, help="Prompt the model through its chat template.")
 @click.option("--output-dir", type=click.Path(file_okay=False), default=".", show_default=True)
 @click.option("--no-input", is_flag=True, help="Do not prompt for the template's other values.")
-def new_card(name: str, description: str | None, model_path: str | None, trained: str | None, corpus: str | None,
-             corpus_format: str, chat: bool, output_dir: str, no_input: bool) -> None:
+def new_card(name: str, description: str | None, model_path: str | None, trained: str | None,
+             corpus: tuple[str, ...], corpus_format: str, subject: str | None, chat: bool, output_dir: str,
+             no_input: bool) -> None:
     """Render the card template into a pip-installable kcard-card-NAME package: an LM card (--model,
     --from) or a retrieval card (--corpus)."""
+    from kcard_core.cards import CardManifest
     from kcard_core.scaffold import render_card
 
     folder = render_card(name, description=description, model=model_path, chat=chat, trained=trained,
-                         corpus=corpus, corpus_format=corpus_format, output_dir=output_dir, no_input=no_input)
+                         corpus=list(corpus), corpus_format=corpus_format, subject=subject, output_dir=output_dir,
+                         no_input=no_input)
+    manifest = CardManifest.from_file(next(folder.glob("kcard_card_*/card.toml")))
+    click.echo(f"description: {manifest.description}")
+    if corpus or trained:
+        click.echo(f"subject: {manifest.retrieval.subject}" if manifest.retrieval.subject else
+                   "subject: none found (questions must match the text's own words; set one with --subject)",
+                   err=not manifest.retrieval.subject)
     click.echo(f"created {folder}; next: kcard install {install_path(folder)} && kcard cards list")
 
 

@@ -5,18 +5,18 @@ from pathlib import Path
 import click
 
 from kcard_core.hookspecs import hookimpl
-from kcard_core.text import CORPUS_FORMATS
+from kcard_core.documents import FORMATS
 
 
 @click.command()
-@click.argument("corpus", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("corpus", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--name", required=True, help="The card's name.")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Folder to write the card into (created).")
 @click.option("--description", default=None, help="What the card knows, in one line.")
-@click.option("--format", "corpus_format", type=click.Choice(CORPUS_FORMATS), default="auto", show_default=True,
-              help="How CORPUS holds its documents; auto: JSONL for .jsonl, else blank-line-separated "
-                   "paragraphs when there is a blank line, else one per line.")
+@click.option("--format", "corpus_format", type=click.Choice(FORMATS), default="auto", show_default=True,
+              help="How CORPUS holds its passages; auto: by extension (.md, .rst, .html, .pdf, .jsonl), else "
+                   "by content (plain text with outline headings; one passage a line without a blank line).")
 @click.option("--base", default="smollm2-135m-instruct", show_default=True,
               help="Base model: a known name, a GGUF file, an HF folder, or 'tiny-random' (for tests).")
 @click.option("--preset", type=click.Choice(["memorise", "cpu", "paper"]), default="memorise", show_default=True,
@@ -37,7 +37,8 @@ from kcard_core.text import CORPUS_FORMATS
 @click.option("--seed", type=int, default=0, show_default=True)
 def train(corpus, name, out_dir, description, corpus_format, base, preset, lora, lora_rank, epochs, cues, steps,
           seq_len, batch_size, lr, seed):
-    """Train a small causal LM on CORPUS (text or JSONL files) and write a card.
+    """Train a small causal LM on CORPUS (files or folders, read as `kcard new card --corpus` reads them) and
+    write a card.
 
     Full: writes OUT/model.gguf (both backends run it) and OUT/hf/ (safetensors, to train further).
     LoRA: writes OUT/adapter.gguf (llama.cpp) and OUT/peft/ (transformers) over the base model.

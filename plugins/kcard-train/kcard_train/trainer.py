@@ -27,12 +27,11 @@ from pathlib import Path
 import click
 import torch
 
-from kcard_core import retrieval
 from kcard_core.artifacts import Artifact, sha256_of
 from kcard_core.config import cache_dir
 from kcard_core.errors import KcardError
 from kcard_core.models import BASE_MODELS, resolve_model
-from kcard_core.text import corpus_jsonl, read_corpus as text_corpus
+from kcard_core.documents import describe, passages_jsonl, read_passages
 from kcard_train import memorise
 from kcard_transformers.backend import resolved_device, weights_folder
 
@@ -68,11 +67,6 @@ PRESETS = {
     "paper": Recipe(steps=None, epochs=10, batch_size=32, lr=2e-5, weight_decay=1e-5, adam_eps=1e-6,
                     betas=(0.9, 0.98)),
 }
-
-
-def read_corpus(paths: list[Path], format: str = "auto") -> list[str]:
-    """The documents of every file (kcard_core.text.read_corpus's formats)."""
-    return [text for path in paths for text in text_corpus(path, format)]
 
 
 def fingerprint(texts: list[str]) -> dict:
@@ -299,8 +293,9 @@ def with_lora(model, rank: int):
 def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recipe: Recipe,
                description: str | None = None, corpus_format: str = "auto") -> dict:
     started = time.perf_counter()
-    texts = read_corpus(corpus, corpus_format)
-    subject = retrieval.subject(texts)  # before the shuffle: the name the corpus opens with
+    passages = read_passages(corpus, corpus_format)  # each with its heading path in front, as a retrieval card has it
+    texts = [passage.contextual() for passage in passages]
+    subject, proposed = describe(passages, name)  # before the shuffle: the name the corpus opens with
     random.Random(recipe.seed).shuffle(texts)
     torch.manual_seed(recipe.seed)
     base_gguf = base_artifact(base)
@@ -343,7 +338,7 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
         artifacts = save_full(model, tokenizer, out_dir)
     # the text itself, as the card's evidence: the factuality selector checks what the card writes
     # against it (otherwise an LM card's documents about private text cannot be verified at all)
-    (out_dir / "evidence.jsonl").write_text(corpus_jsonl(texts))
+    (out_dir / "evidence.jsonl").write_text(passages_jsonl(passages))
     artifacts["evidence"] = local_artifact(out_dir, out_dir / "evidence.jsonl")
     result = {"base": base_name, "perplexity_before": round(before, 2), "perplexity_after": round(after, 2),
               "perplexity_of": "the corpus (all of it is trained on)" if recipe.cues else "a held-out tenth of the rows",
@@ -353,6 +348,5 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
               "device": device,
               "corpus": fingerprint(texts), "recipe": {k: list(v) if isinstance(v, tuple) else v
                                                        for k, v in asdict(recipe).items() if v is not None}}
-    write_manifest(out_dir, name, description or f"knowledge from a corpus of {len(texts)} documents", artifacts,
-                   result, subject)
+    write_manifest(out_dir, name, description or proposed, artifacts, result, subject)
     return {**result, "recall_misses": recalled["misses"]}

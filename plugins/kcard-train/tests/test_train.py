@@ -9,7 +9,8 @@ from click.testing import CliRunner
 from kcard_core.cards import Card
 from kcard_core.cli import cli
 from kcard_core.plugins import load_registry
-from kcard_train.trainer import PRESETS, fingerprint, read_corpus
+from kcard_core.documents import read_corpus
+from kcard_train.trainer import PRESETS, fingerprint
 
 pytestmark = pytest.mark.slow
 

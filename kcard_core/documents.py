@@ -1,0 +1,633 @@
+"""Document readers: a user's files as passages that keep their place in the document.
+
+A reader turns one file into :class:`Block` s (a paragraph, a list item, a table row with its
+header, a code block), each under its heading path (document title › section › subsection).
+:func:`chunk` makes passages of them: the blocks of one section merged up to a size limit, none cut
+unless it alone is over it. A passage is indexed and read with its heading path in front
+(:meth:`Passage.contextual`), so "Support for X has been removed." still says which release.
+
+Formats (``--format``): ``markdown`` (markdown-it-py), ``rst`` (docutils), ``html``
+(BeautifulSoup), ``pdf`` (pdfminer.six), ``text`` (plain text with outline headings: ``*``/``**``
+lines, underlined headings, numbered sections, lead-in lines ending in ":" and indentation, as in
+NEWS files, changelogs and man pages rendered to text), ``paragraphs`` (blank-line separated),
+``lines`` (one passage a line) and ``jsonl`` ({"text": ...} a line, as a card package stores its
+passages). ``auto`` picks by extension, then by content. The parsers are imported only when a file
+of theirs is read.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+from kcard_core.errors import KcardError
+from kcard_core.text import one_line, sentences
+
+FORMATS = ("auto", "markdown", "rst", "html", "pdf", "text", "paragraphs", "lines", "jsonl")
+EXTENSIONS = {".md": "markdown", ".markdown": "markdown", ".rst": "rst", ".rest": "rst", ".html": "html",
+              ".htm": "html", ".xhtml": "html", ".pdf": "pdf", ".jsonl": "jsonl"}
+PASSAGE_CHARS = 600  # a section's blocks are merged into passages of at most this many characters
+SEPARATOR = " › "  # between the headings of a path
+
+
+@dataclass(frozen=True)
+class Passage:
+    """What a card retrieves and an LM card learns: a piece of one document, where it stands in it."""
+    text: str  # on one line
+    source: str = ""  # the file it came from (its name, or its path within a folder given as the corpus)
+    headings: tuple[str, ...] = ()  # document title › section › subsection
+
+    def contextual(self) -> str:
+        """The passage with its heading path in front: what retrieval indexes and the reader reads."""
+        if not self.headings:
+            return self.text
+        return f"{SEPARATOR.join(self.headings).rstrip(':')}: {self.text}"
+
+    def to_json(self) -> str:
+        record = {"text": self.text, **({"source": self.source} if self.source else {}),
+                  **({"headings": list(self.headings)} if self.headings else {})}
+        return json.dumps(record, ensure_ascii=False)
+
+
+@dataclass
+class Block:
+    """One unit of a document that is never cut in two unless it alone is over the size limit."""
+    text: str
+    headings: tuple[str, ...] = ()
+    kind: str = "text"  # "text", "item", "row", "code"
+
+
+@dataclass
+class Outline:
+    """The heading path as a reader walks a document: ``enter`` a heading of a level, read ``path``."""
+    stack: list[tuple[float, str]] = field(default_factory=list)
+
+    def enter(self, level: float, title: str) -> None:
+        while self.stack and self.stack[-1][0] >= level:
+            self.stack.pop()
+        title = one_line(title)
+        if title:
+            self.stack.append((level, title))
+
+    def leave(self, level: float) -> None:
+        """Close every heading at ``level`` or deeper."""
+        while self.stack and self.stack[-1][0] >= level:
+            self.stack.pop()
+
+    @property
+    def path(self) -> tuple[str, ...]:
+        return tuple(title for _, title in self.stack)
+
+
+# -- the whole corpus ----------------------------------------------------------------------------
+
+def read_passages(paths: str | Path | Iterable[str | Path], format: str = "auto",
+                  size: int = PASSAGE_CHARS) -> list[Passage]:
+    """The passages of every file given (a folder: every file in it, recursively, hidden ones left
+    out), in order; each records its source. Raises :class:`KcardError` naming the file for a file
+    that cannot be read or parsed, and when there is no text at all."""
+    if format not in FORMATS:
+        raise KcardError(f"corpus format {format!r}: use one of {', '.join(FORMATS)}")
+    paths = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(path) for path in paths]
+    files: list[tuple[Path, str]] = []
+    for path in paths:
+        if path.is_dir():
+            files += [(file, str(file.relative_to(path))) for file in sorted(path.rglob("*"))
+                      if file.is_file() and not any(part.startswith(".") for part in file.relative_to(path).parts)]
+        else:
+            files.append((path, path.name))
+    passages = [passage for file, source in files for passage in read_file(file, format, source, size)]
+    if not passages:
+        raise KcardError(f"the corpus {', '.join(map(str, paths))} holds no text")
+    return passages
+
+
+def read_corpus(paths: str | Path | Iterable[str | Path], format: str = "auto") -> list[str]:
+    """Every passage of :func:`read_passages`, as text with its heading path in front."""
+    return [passage.contextual() for passage in read_passages(paths, format)]
+
+
+def passages_jsonl(passages: list[Passage]) -> str:
+    """Passages as JSONL ({"text", "source", "headings"} a line), the ``jsonl`` format reads back."""
+    return "".join(passage.to_json() + "\n" for passage in passages)
+
+
+def read_file(path: Path, format: str = "auto", source: str | None = None,
+              size: int = PASSAGE_CHARS) -> list[Passage]:
+    """The passages of one file (see :func:`read_passages`)."""
+    source = path.name if source is None else source
+    if format == "auto":
+        format = detect(path)
+    try:
+        if format == "pdf":
+            blocks = outline_blocks(pdf_text(path))
+        else:
+            content = path.read_text(encoding="utf-8")
+            if format == "jsonl":
+                return jsonl_passages(content, path, source)
+            blocks = READERS[format](content)
+    except KcardError:
+        raise
+    except (OSError, UnicodeDecodeError) as error:
+        raise KcardError(f"cannot read the corpus {path}: {error}") from None
+    except Exception as error:  # a parser's own failure on a malformed file, named for the user
+        raise KcardError(f"cannot read {path} as {format}: {type(error).__name__}: {error}") from None
+    return [Passage(text, source, headings) for headings, text in chunk(blocks, size)]
+
+
+def detect(path: Path) -> str:
+    """A file's format by its extension, else by its first bytes (HTML, PDF), else ``text`` when it
+    has a blank line and ``lines`` when not (a file of one fact per line is that many passages)."""
+    if path.suffix.lower() in EXTENSIONS:
+        return EXTENSIONS[path.suffix.lower()]
+    try:
+        head = path.open("rb").read(4096)
+    except OSError as error:
+        raise KcardError(f"cannot read the corpus {path}: {error}") from None
+    if head.startswith(b"%PDF"):
+        return "pdf"
+    if re.match(rb"\s*(<!doctype html|<html)", head, re.I):
+        return "html"
+    try:
+        content = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise KcardError(f"cannot read the corpus {path}: {error}") from None
+    return "text" if any(not line.strip() for line in content.strip().splitlines()) else "lines"
+
+
+def jsonl_passages(content: str, path: Path, source: str) -> list[Passage]:
+    passages = []
+    for number, line in enumerate(content.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            text = one_line(record["text"])
+            headings = tuple(one_line(h) for h in record.get("headings", ()))
+            if not isinstance(record.get("source", ""), str):
+                raise TypeError
+        except (ValueError, KeyError, TypeError, AttributeError):
+            raise KcardError(f'{path}, line {number}: expected a JSON object with a "text" field') from None
+        if text:
+            passages.append(Passage(text, record.get("source", source), headings))
+    return passages
+
+
+# -- passages from blocks ------------------------------------------------------------------------
+
+def chunk(blocks: Iterable[Block], size: int = PASSAGE_CHARS) -> list[tuple[tuple[str, ...], str]]:
+    """(heading path, text) passages: consecutive blocks under the same heading merged while the
+    text stays within ``size`` characters; a block over ``size`` alone is cut at sentence ends (a
+    code block at line ends). Blocks under no heading are never merged: a text without structure
+    reads as its paragraphs."""
+    out: list[tuple[tuple[str, ...], str]] = []
+    for block in blocks:
+        text = block.text.strip() if block.kind == "code" else one_line(block.text)
+        if not text:
+            continue
+        for piece in cut(text, size, block.kind == "code"):
+            piece = one_line(piece)
+            if block.headings and out and out[-1][0] == block.headings and len(out[-1][1]) + len(piece) < size:
+                out[-1] = (block.headings, f"{out[-1][1]} {piece}")
+            else:
+                out.append((block.headings, piece))
+    return out
+
+
+def cut(text: str, size: int, code: bool = False) -> list[str]:
+    """``text`` in pieces of at most ``size`` characters: whole sentences (lines of code), a sentence
+    over ``size`` cut between words."""
+    if len(text) <= size:
+        return [text]
+    units = [part for unit in (text.splitlines() if code else sentences(text))
+             for part in (cut(" ".join(unit.split()[:len(unit.split()) // 2]), size) +
+                          cut(" ".join(unit.split()[len(unit.split()) // 2:]), size)
+                          if len(unit) > size and len(unit.split()) > 1 else [unit])]
+    pieces = [""]
+    for unit in units:
+        if pieces[-1] and len(pieces[-1]) + len(unit) + 1 > size:
+            pieces.append("")
+        pieces[-1] = f"{pieces[-1]} {unit}".strip()
+    return [piece for piece in pieces if piece]
+
+
+# -- Markdown ------------------------------------------------------------------------------------
+
+def markdown_blocks(content: str) -> list[Block]:
+    """Markdown (CommonMark with tables) through markdown-it-py."""
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").enable("table").parse(content)
+    outline, blocks = Outline(), []
+    depth, item, header, row = 0, None, [], []  # depth: list nesting; item: the top-level item's texts
+    for index, token in enumerate(tokens):
+        kind = token.type
+        if kind == "heading_open":
+            outline.enter(int(token.tag[1]), inline_text(tokens[index + 1]))
+        elif kind in ("bullet_list_open", "ordered_list_open"):
+            depth += 1
+        elif kind in ("bullet_list_close", "ordered_list_close"):
+            depth -= 1
+        elif kind == "list_item_open" and depth == 1:
+            item = []
+        elif kind == "list_item_close" and depth == 1:
+            blocks.append(Block(" ".join(item), outline.path, "item"))
+            item = None
+        elif kind == "inline" and tokens[index - 1].type != "heading_open" and not row_open(tokens, index):
+            (item if item is not None else blocks).append(
+                inline_text(token) if item is not None else Block(inline_text(token), outline.path))
+        elif kind in ("fence", "code_block"):
+            text = token.content.rstrip()
+            if item is not None:
+                item.append(text)
+            else:
+                blocks.append(Block(text, outline.path, "code"))
+        elif kind == "html_block":
+            blocks += [Block(block.text, outline.path, block.kind) for block in html_blocks(token.content)]
+        elif kind == "tr_open":
+            row = []
+        elif kind in ("th_open", "td_open"):
+            row.append(inline_text(tokens[index + 1]))
+        elif kind == "tr_close":
+            if tokens[index - 1].type == "th_close" and not header:
+                header = row
+            else:
+                blocks.append(Block(table_row(header, row), outline.path, "row"))
+        elif kind == "table_close":
+            header = []
+    return blocks
+
+
+def row_open(tokens, index: int) -> bool:
+    return tokens[index - 1].type in ("th_open", "td_open")
+
+
+def inline_text(token) -> str:
+    """The words of an inline token: text, code, link and image text; breaks as spaces; no HTML."""
+    parts = []
+    for child in token.children or ():
+        if child.type in ("text", "code_inline"):
+            parts.append(child.content)
+        elif child.type in ("softbreak", "hardbreak"):
+            parts.append(" ")
+        elif child.type == "image":
+            parts.append(child.content)
+    return one_line("".join(parts))
+
+
+def table_row(header: list[str], cells: list[str]) -> str:
+    """A table row with its header: "Column: cell; Other: cell" (the cells alone without one)."""
+    if not header or len(header) != len(cells):
+        return "; ".join(cell for cell in cells if cell)
+    return "; ".join(f"{name}: {cell}" if name else cell for name, cell in zip(header, cells) if cell)
+
+
+# -- reStructuredText ----------------------------------------------------------------------------
+
+def rst_blocks(content: str) -> list[Block]:
+    """reStructuredText through docutils (its directives and roles as docutils knows them; errors
+    in the markup do not stop it)."""
+    from docutils import nodes
+    from docutils.core import publish_doctree
+
+    tree = publish_doctree(content, settings_overrides={"report_level": 5, "halt_level": 5, "file_insertion_enabled":
+                                                         False, "raw_enabled": False})
+    blocks: list[Block] = []
+    outline = Outline()
+    if tree.get("title"):
+        outline.enter(0, tree["title"])
+
+    def walk(node, level: int) -> None:
+        for child in node.children:
+            if isinstance(child, (nodes.title, nodes.subtitle)) and isinstance(node, nodes.document):
+                continue
+            if isinstance(child, nodes.section):
+                title = child.next_node(nodes.title)
+                outline.enter(level + 1, title.astext() if title else "")
+                walk(child, level + 1)
+                outline.leave(level + 1)
+            elif isinstance(child, nodes.title):
+                continue
+            elif isinstance(child, (nodes.bullet_list, nodes.enumerated_list)):
+                blocks.extend(Block(item.astext(), outline.path, "item") for item in child.children)
+            elif isinstance(child, nodes.definition_list):
+                for item in child.children:
+                    term = item.next_node(nodes.term)
+                    definition = item.next_node(nodes.definition)
+                    blocks.append(Block(f"{term.astext() if term else ''}: {definition.astext() if definition else ''}",
+                                        outline.path, "item"))
+            elif isinstance(child, (nodes.literal_block, nodes.doctest_block)):
+                blocks.append(Block(child.astext(), outline.path, "code"))
+            elif isinstance(child, nodes.table):
+                header = [one_line(entry.astext()) for row in child.findall(nodes.thead) for entry in
+                          row.findall(nodes.entry)]
+                for body in child.findall(nodes.tbody):
+                    for row in body.children:
+                        blocks.append(Block(table_row(header, [one_line(entry.astext()) for entry in
+                                                               row.findall(nodes.entry)]), outline.path, "row"))
+            elif isinstance(child, (nodes.paragraph, nodes.line_block, nodes.field_list, nodes.option_list)):
+                blocks.append(Block(child.astext(), outline.path))
+            elif isinstance(child, (nodes.comment, nodes.substitution_definition, nodes.target, nodes.system_message,
+                                    nodes.raw, nodes.image)):
+                continue
+            elif isinstance(child, nodes.Element):  # block quotes, admonitions, containers: what they hold
+                walk(child, level)
+
+    walk(tree, 0)
+    return blocks
+
+
+# -- HTML ----------------------------------------------------------------------------------------
+
+LEAVE_OUT = ("script", "style", "noscript", "template", "svg", "nav", "header", "footer", "aside", "form", "button",
+             "iframe", "head")
+INLINE = {"a", "span", "b", "i", "em", "strong", "code", "tt", "kbd", "var", "samp", "abbr", "cite", "sub", "sup",
+          "small", "mark", "q", "u", "s", "time", "label", "img", "font"}
+
+
+def html_blocks(content: str) -> list[Block]:
+    """HTML through BeautifulSoup: the page's title, its headings and the blocks under them;
+    scripts, styles, navigation, headers and footers left out."""
+    from bs4 import BeautifulSoup, NavigableString, Tag, Comment
+
+    soup = BeautifulSoup(content, "html.parser")
+    title = soup.title.get_text(" ", strip=True) if soup.title else ""
+    for element in soup.find_all(LEAVE_OUT):
+        element.decompose()
+    for element in soup.find_all(attrs={"role": ("navigation", "banner", "contentinfo", "search")}):
+        element.decompose()
+    root = soup.find("main") or soup.find(attrs={"role": "main"}) or soup.body or soup
+    outline, blocks = Outline(), []
+    if title and not root.find("h1"):
+        outline.enter(0, title)
+    loose: list[str] = []
+
+    def text(tag) -> str:  # its words, a space where a block or a line break starts, none around inline markup
+        return one_line("".join(f" {part}" if isinstance(part, Tag) and part.name not in INLINE else
+                                str(part) if isinstance(part, NavigableString) and not isinstance(part, Comment)
+                                else "" for part in tag.descendants))
+
+    def flush() -> None:
+        if one_line("".join(loose)):
+            blocks.append(Block("".join(loose), outline.path))
+        loose.clear()
+
+    def walk(node) -> None:
+        for child in node.children:
+            if isinstance(child, Comment):
+                continue
+            if isinstance(child, NavigableString):
+                loose.append(str(child))
+                continue
+            if not isinstance(child, Tag):
+                continue
+            name = child.name
+            if name == "br":
+                loose.append(" ")
+            elif name in INLINE:
+                loose.append(text(child))
+            elif re.fullmatch(r"h[1-6]", name):
+                flush()
+                outline.enter(int(name[1]), text(child))
+            elif name == "pre":
+                flush()
+                blocks.append(Block(child.get_text(), outline.path, "code"))
+            elif name in ("ul", "ol"):
+                flush()
+                blocks.extend(Block(text(item), outline.path, "item") for item in child.find_all("li", recursive=False))
+            elif name == "dl":
+                flush()
+                term = ""
+                for part in child.find_all(("dt", "dd"), recursive=False):
+                    if part.name == "dt":
+                        term = f"{term}, {text(part)}" if term else text(part)
+                    else:
+                        blocks.append(Block(f"{term}: {text(part)}" if term else text(part), outline.path, "item"))
+                        term = ""
+            elif name == "table":
+                flush()
+                rows = child.find_all("tr")
+                header = [text(cell) for cell in rows[0].find_all(("th", "td"))] if rows and rows[0].find("th") else []
+                for row in rows[1 if header else 0:]:
+                    cells = [text(cell) for cell in row.find_all(("th", "td"))]
+                    blocks.append(Block(table_row(header, cells), outline.path, "row"))
+            elif name in ("p", "li", "dd", "dt", "caption", "figcaption", "address"):
+                flush()
+                blocks.append(Block(text(child), outline.path))
+            else:  # containers (div, section, blockquote …) and unknown elements: what they hold, in order
+                flush()
+                walk(child)
+                flush()
+
+    walk(root)
+    flush()
+    return blocks
+
+
+# -- PDF -----------------------------------------------------------------------------------------
+
+def pdf_text(path: Path) -> str:
+    """A PDF's text through pdfminer.six, a line per printed line, indented as printed (so that the
+    plain-text outline finds its headings), without the lines every page repeats (running heads,
+    page numbers)."""
+    from pdfminer.high_level import extract_pages
+    from pdfminer.layout import LTTextContainer
+
+    pages = []
+    for page in extract_pages(str(path)):
+        lines = [(line.y1, line.x0, line.height, line.get_text().strip()) for box in page
+                 if isinstance(box, LTTextContainer) for line in box if line.get_text().strip()]
+        pages.append(sorted(lines, key=lambda line: (-round(line[0]), line[1])))
+    if not any(pages):
+        raise KcardError(f"{path} has no text layer (a scanned PDF needs OCR first)")
+    left = min(line[1] for page in pages for line in page)
+    heights = sorted(line[2] for page in pages for line in page)
+    width = heights[len(heights) // 2] / 2 or 1  # about one character
+    repeated = furniture([[text for _, _, _, text in page] for page in pages])
+    out = []
+    for page in pages:
+        for _, x0, _, text in page:
+            if re.sub(r"\d+", "#", text) not in repeated:
+                out.append(" " * round((x0 - left) / width) + text)
+        out.append("")
+    return "\n".join(out)
+
+
+def furniture(pages: list[list[str]]) -> set[str]:
+    """The first and last lines that recur on at least half the pages (digits ignored): running
+    heads and footers, page numbers."""
+    if len(pages) < 2:
+        return set()
+    counts: dict[str, int] = {}
+    for page in pages:
+        for text in {re.sub(r"\d+", "#", text) for text in page[:2] + page[-2:]}:
+            counts[text] = counts.get(text, 0) + 1
+    return {text for text, count in counts.items() if count >= max(2, len(pages) / 2)}
+
+
+# -- plain text with an outline ------------------------------------------------------------------
+
+BULLET = re.compile(r"(\s*)([-*+•·o–]|\(?\d{1,3}[.)]|\(?[a-z][.)])\s+\S")
+RULE = re.compile(r"\s*([=\-~^#*+_`:.'\"])\1+\s*")
+STARS = re.compile(r"(\*+)\s+(\S.*)")
+NUMBERED = re.compile(r"(\d+(?:\.\d+)*)\.?\s+[A-Z]\S.*")
+
+
+def indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def outline_blocks(content: str) -> list[Block]:
+    """Plain text whose structure is in its layout (NEWS files, changelogs, man pages as text):
+
+    - a line underlined (or over- and underlined) with ``=``, ``-``, ``~`` … is a heading, its level
+      the order in which its underline first appears;
+    - ``*`` / ``**`` at the start of a line followed by a blank line, or a numbered title
+      ("2.1 Building") followed by one, is a heading of that depth;
+    - a short line followed by lines indented deeper is a heading for them ("OPTIONS", "-v,
+      --invert-match" in a man page; "tmux (3.3a-3) unstable" in a Debian changelog);
+    - a short line ending in ":" followed by list items is their heading ("Bug fixes:");
+    - a list item (``-``, ``*``, ``•``, ``1.`` …) with its indented continuation is one block, a
+      paragraph (lines up to a blank line or a change of indentation) another.
+    """
+    lines = content.expandtabs(8).splitlines()
+    rules: list[str] = []
+    outline, blocks = Outline(), []
+    soft: list[tuple[int, str]] = []  # (indent, title): lead-in and indentation headings under the outline
+    block: list[str] = []
+    block_kind, block_indent, body_indent = "text", 0, 0
+
+    def next_text(i: int) -> int:
+        while i < len(lines) and not lines[i].strip():
+            i += 1
+        return i
+
+    def path() -> tuple[str, ...]:
+        return outline.path + tuple(title for _, title in soft)
+
+    def flush() -> None:
+        nonlocal block
+        if block:
+            text = " ".join(line.strip() for line in block)
+            blocks.append(Block(re.sub(r"[\u2010\u00ad] ", "", text), path(), block_kind))  # a typesetter's hyphenation
+        block = []
+
+    def heading(level: float, title: str) -> None:
+        flush()
+        soft.clear()
+        outline.enter(level, title)
+
+    def soft_heading(at: int, title: str) -> None:
+        flush()
+        while soft and soft[-1][0] >= at:
+            soft.pop()
+        soft.append((at, one_line(title)))
+
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        stripped = line.strip()
+        following = lines[i + 1] if i + 1 < len(lines) else ""
+        if not stripped:
+            flush()
+            i += 1
+            continue
+        if RULE.fullmatch(line):  # a rule alone (an overline, a separator)
+            flush()
+            i += 1
+            continue
+        at = indent(line)
+        if RULE.fullmatch(following) and len(stripped) < 120:
+            mark = following.strip()[0]
+            if mark not in rules:
+                rules.append(mark)
+            heading(1 + rules.index(mark), stripped)
+            i += 2
+            continue
+        after = lines[i + 1] if i + 1 < len(lines) else ""
+        blank_after = not after.strip()
+        stars = STARS.fullmatch(line)
+        if stars and blank_after and not stripped.endswith("."):
+            heading(10 + len(stars.group(1)), stars.group(2))
+            i += 1
+            continue
+        if at == 0 and NUMBERED.fullmatch(stripped) and blank_after and len(stripped) < 80 and not stripped.endswith("."):
+            heading(20 + stripped.split()[0].rstrip(".").count("."), stripped)
+            i += 1
+            continue
+        while soft and at <= soft[-1][0] and not (soft[-1][1].endswith(":") and BULLET.match(line)):
+            flush()  # the text has come back out of a soft heading's scope
+            soft.pop()
+        nxt = next_text(i + 1)
+        later = lines[nxt] if nxt < len(lines) else ""
+        if (not block and len(stripped) < 100 and stripped.endswith(":") and BULLET.match(later)
+                and indent(later) >= at):
+            soft_heading(at, stripped)
+            i += 1
+            continue
+        in_item = block and block_kind == "item" and at >= body_indent
+        if (not in_item and later.strip() and indent(later) > at and len(stripped) < 80 and not BULLET.match(line)
+                and not stripped.endswith((".", ","))):
+            soft_heading(at, stripped)
+            i += 1
+            continue
+        bullet = BULLET.match(line)
+        if bullet:
+            flush()
+            block, block_kind, block_indent = [line], "item", at
+            body_indent = at + 1
+            i += 1
+            continue
+        if block and (at == block_indent or (block_kind == "item" and at >= body_indent)):
+            block.append(line)
+        else:
+            flush()
+            block, block_kind, block_indent, body_indent = [line], "text", at, at
+        i += 1
+    flush()
+    return blocks
+
+
+def paragraph_blocks(content: str) -> list[Block]:
+    return [Block(part) for part in re.split(r"\n\s*\n", content)]
+
+
+def line_blocks(content: str) -> list[Block]:
+    return [Block(line) for line in content.splitlines()]
+
+
+READERS: dict[str, Callable[[str], list[Block]]] = {
+    "markdown": markdown_blocks, "rst": rst_blocks, "html": html_blocks, "text": outline_blocks,
+    "paragraphs": paragraph_blocks, "lines": line_blocks}
+
+
+# -- what a corpus is about ----------------------------------------------------------------------
+
+def describe(passages: list[Passage], name: str = "") -> tuple[str, str]:
+    """(subject, description) proposed for a card over ``passages``, named ``name``.
+
+    The subject is the name the text opens by saying what it is ("The Halvard Observatory is …"),
+    else ``name`` when the text holds each of its words (a card named after what it documents),
+    else the document's title (the heading that opens most passages) when it is short; else empty.
+    The description is the subject or title, the files, and the first top-level headings."""
+    from kcard_core.retrieval import subject as opening_subject
+
+    texts = [passage.contextual() for passage in passages]
+    roots = [passage.headings[0] for passage in passages if passage.headings]
+    title = max(set(roots), key=roots.count) if roots and roots.count(max(set(roots), key=roots.count)) > len(
+        passages) / 2 else ""
+    words = set(re.findall(r"\w+", " ".join(texts).lower()))
+    named = name if name and all(word in words for word in re.findall(r"[a-z0-9]+", name.lower())) else ""
+    subject = (opening_subject([passage.text for passage in passages]) or named
+               or (title if len(title.split()) <= 6 else ""))
+    sections = list(dict.fromkeys(passage.headings[1 if title else 0] for passage in passages
+                                  if len(passage.headings) > (1 if title else 0)))
+    files = list(dict.fromkeys(passage.source for passage in passages if passage.source))
+    about = subject or title or name
+    parts = [f"{about} ({', '.join(files[:3])}{', …' if len(files) > 3 else ''})" if files else about]
+    if sections:
+        parts.append("; ".join(sections[:4]) + ("; …" if len(sections) > 4 else ""))
+    return subject, one_line(": ".join(part for part in parts if part))[:240]

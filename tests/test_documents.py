@@ -1,0 +1,217 @@
+"""Document readers: each format's structure becomes passages that carry their heading path and source."""
+
+from pathlib import Path
+
+import pytest
+
+from kcard_core.documents import (Block, Passage, chunk, describe, passages_jsonl, read_corpus, read_passages)
+from kcard_core.errors import KcardError
+
+DATA = Path(__file__).parent / "data" / "documents"
+
+
+def read(tmp_path, name: str, content: str, format: str = "auto") -> list[Passage]:
+    path = tmp_path / name
+    path.write_text(content)
+    return read_passages(path, format)
+
+
+def test_markdown_headings_lists_tables_and_code(tmp_path):
+    passages = read(tmp_path, "README.md", """# widgetlib
+
+A library of widgets. <img src="badge.svg"> Fast.
+
+## Install
+
+```
+pip install widgetlib
+```
+
+## Changelog
+
+### 2.0.0 (2024-05-01)
+
+- Dropped support for Python 3.7.
+- New `frob()` function.
+
+| option | default |
+|--------|---------|
+| width  | 72      |
+""", "auto")
+    by_text = {p.text: p.headings for p in passages}
+    assert by_text["A library of widgets. Fast."] == ("widgetlib",)
+    assert by_text["pip install widgetlib"] == ("widgetlib", "Install")
+    merged = next(p for p in passages if "Python 3.7" in p.text)
+    assert merged.headings == ("widgetlib", "Changelog", "2.0.0 (2024-05-01)") and "frob()" in merged.text
+    assert merged.contextual().startswith("widgetlib › Changelog › 2.0.0 (2024-05-01): Dropped support")
+    assert any(p.text.endswith("option: width; default: 72") for p in passages)  # a row with its header
+    assert all(p.source == "README.md" for p in passages)
+
+
+def test_rst_sections_lists_literal_blocks_and_tables(tmp_path):
+    passages = read(tmp_path, "README.rst", """=========
+gadgetlib
+=========
+
+Turns widgets into gadgets.
+
+Usage
+=====
+
+Run it like this::
+
+    gadget --width 80
+
+Changelog
+=========
+
+1.2.0 (2023-01-02)
+------------------
+
+* Removed the ``--old`` option.
+* Faster.
+
+=====  =======
+name   default
+=====  =======
+width  72
+=====  =======
+
+.. unknown-directive:: ignored
+""")
+    by_text = {p.text: p.headings for p in passages}
+    assert by_text["Turns widgets into gadgets."] == ("gadgetlib",)
+    assert any(h == ("gadgetlib", "Usage") and "gadget --width 80" in t for t, h in by_text.items())
+    release = next(p for p in passages if "--old" in p.text)
+    assert release.headings == ("gadgetlib", "Changelog", "1.2.0 (2023-01-02)")
+    assert any("name: width; default: 72" in p.text for p in passages)
+
+
+def test_html_leaves_out_styles_scripts_and_navigation(tmp_path):
+    passages = read(tmp_path, "page.html", """<!DOCTYPE html><html><head><title>frob manual</title>
+<style>body { margin: 0; line-height: 1.5; }</style><script>var x = 1;</script></head>
+<body><nav><ul><li>Home</li><li>Other chapter</li></ul></nav>
+<main><h1>frob</h1><p>frob turns <code>widgets</code> into gadgets.</p>
+<h2>Options</h2><dl><dt><code>-q</code></dt><dd>Print nothing.</dd><dt>-w N</dt><dd>Width, 72 by default.</dd></dl>
+<h3>Examples</h3><pre>frob -q in.txt
+frob -w 80 in.txt</pre>
+<table><tr><th>code</th><th>meaning</th></tr><tr><td>3</td><td>unreadable widget</td></tr></table>
+</main><footer>© someone</footer></body></html>""")
+    texts = " ".join(p.contextual() for p in passages)
+    assert "margin" not in texts and "var x" not in texts and "Other chapter" not in texts and "©" not in texts
+    assert passages[0].contextual() == "frob: frob turns widgets into gadgets."
+    assert any(p.headings == ("frob", "Options") and "-q: Print nothing." in p.text for p in passages)
+    code = next(p for p in passages if "frob -w 80" in p.text)
+    assert code.headings == ("frob", "Options", "Examples") and "frob -q in.txt" in code.text
+    assert any("code: 3; meaning: unreadable widget" in p.text for p in passages)
+
+
+def test_pdf_man_page_keeps_its_sections_and_options():
+    passages = read_passages(DATA / "frob.pdf")
+    found = {p.contextual() for p in passages}
+    assert "OPTIONS › -w, --width=width: Make every gadget this many columns wide; the default is 72." in found
+    assert "EXIT STATUS: The exit status is 3 when a widget cannot be read." in found
+
+
+def test_a_real_news_file_puts_each_change_under_its_release():
+    passages = read_passages(DATA / "mpfr-NEWS")
+    cosu = next(p for p in passages if "mpfr_cosu" in p.text)
+    assert cosu.headings == ("Changes from versions 4.1.* to version 4.2.0:",)
+    assert cosu.contextual().startswith("Changes from versions 4.1.* to version 4.2.0: ")
+    assert all(len(p.text) <= 600 for p in passages)
+
+
+@pytest.mark.parametrize("content, expected", [
+    # GNU outline headings
+    ("* Noteworthy changes in release 1.10 (2019-02-10)\n\nSupport for VMS was removed.\n\n"
+     "* Noteworthy changes in release 1.9 (2018-01-01)\n\nA fix.\n",
+     [(("Noteworthy changes in release 1.10 (2019-02-10)",), "Support for VMS was removed."),
+      (("Noteworthy changes in release 1.9 (2018-01-01)",), "A fix.")]),
+    # underlined headings (any length of rule) and a lead-in line over bullet items with continuations
+    ("dbus 1.2 (2020-01-01)\n==\n\nBug fixes:\n\n• Fix a crash\n  on exit.\n\n• Fix a leak.\n\nOld\n---\n\nText.\n",
+     [(("dbus 1.2 (2020-01-01)", "Bug fixes:"), "• Fix a crash on exit. • Fix a leak."),
+      (("dbus 1.2 (2020-01-01)", "Old"), "Text.")]),
+    # a man page rendered to text: sections and options by indentation, typesetter's hyphens joined
+    ("NAME\n       frob - make gadgets\n\nOPTIONS\n       -q, --quiet\n              Print noth\u2010\n"
+     "              ing.\n\n       -w N   Width.\n",
+     [(("NAME",), "frob - make gadgets"), (("OPTIONS", "-q, --quiet"), "Print nothing."),
+      (("OPTIONS",), "-w N Width.")]),
+    # a Debian changelog: the entry's header line over its items and trailer
+    ("tmux (3.3a-3) unstable; urgency=medium\n\n  * Update a tag.\n\n -- A Person <a@b.org>  Mon, 01 Jan 2024\n\n"
+     "tmux (3.3a-2) unstable; urgency=medium\n\n  * Older.\n",
+     [(("tmux (3.3a-3) unstable; urgency=medium",), "* Update a tag. -- A Person <a@b.org> Mon, 01 Jan 2024"),
+      (("tmux (3.3a-2) unstable; urgency=medium",), "* Older.")]),
+    # no structure at all: its paragraphs, never merged; one passage a line without a blank line
+    ("A para\nwrapped.\n\n  \nB para.", [((), "A para wrapped."), ((), "B para.")]),
+    ("One fact.\nTwo fact.\n", [((), "One fact."), ((), "Two fact.")]),
+])
+def test_plain_text_outlines(tmp_path, content, expected):
+    assert [(p.headings, p.text) for p in read(tmp_path, "NEWS", content)] == expected
+
+
+@pytest.mark.parametrize("format, text, expected", [
+    ("paragraphs", "One fact.\nTwo fact.\n", ["One fact. Two fact."]),
+    ("lines", "A\n\nB\n", ["A", "B"]),
+])
+def test_forced_formats(tmp_path, format, text, expected):
+    path = tmp_path / "corpus.txt"
+    path.write_text(text)
+    assert read_corpus(path, format) == expected
+
+
+def test_chunk_merges_a_sections_blocks_up_to_the_size_and_cuts_long_ones_at_sentences():
+    blocks = [Block("a" * 50, ("H",)), Block("b" * 50, ("H",)), Block("c" * 50, ("G",)), Block("d" * 50),
+              Block("e" * 50), Block("First sentence here. " * 10, ("H",))]
+    passages = chunk(blocks, size=120)
+    assert passages[:4] == [(("H",), "a" * 50 + " " + "b" * 50), (("G",), "c" * 50), ((), "d" * 50), ((), "e" * 50)]
+    assert all(len(text) <= 120 for headings, text in passages[4:]) and len(passages) > 5
+
+
+def test_a_folder_records_each_files_source_and_skips_hidden_files(tmp_path):
+    (tmp_path / "docs" / "guide").mkdir(parents=True)
+    (tmp_path / "docs" / "guide" / "install.md").write_text("# Install\n\nRun the installer.\n")
+    (tmp_path / "docs" / "NEWS").write_text("* Release 2\n\nFaster.\n")
+    (tmp_path / "docs" / ".hidden.md").write_text("# Secret\n\nNo.\n")
+    passages = read_passages([tmp_path / "docs"])
+    assert [(p.source, p.contextual()) for p in passages] == [
+        ("NEWS", "Release 2: Faster."), ("guide/install.md", "Install: Run the installer.")]
+
+
+def test_passages_read_back_from_jsonl_with_their_source_and_headings(tmp_path):
+    passages = [Passage('Café "Dark Sky"', "a.md", ("Title", "Part")), Passage("a\\b")]
+    path = tmp_path / "passages.jsonl"
+    path.write_text(passages_jsonl(passages))
+    assert read_passages(path) == [Passage('Café "Dark Sky"', "a.md", ("Title", "Part")),
+                                   Passage("a\\b", "passages.jsonl")]
+    assert read_corpus(path) == ['Title › Part: Café "Dark Sky"', "a\\b"]
+
+
+def test_bad_input_is_named(tmp_path):
+    path = tmp_path / "corpus.jsonl"
+    path.write_text('{"text": "a"}\n{"body": "b"}\n')
+    with pytest.raises(KcardError, match="line 2: expected a JSON object"):
+        read_corpus(path)
+    (tmp_path / "empty.txt").write_text("\n \n")
+    with pytest.raises(KcardError, match="holds no text"):
+        read_corpus(tmp_path / "empty.txt")
+    with pytest.raises(KcardError, match="corpus format 'xml'"):
+        read_corpus(path, "xml")
+    (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4 not really")
+    with pytest.raises(KcardError, match="broken.pdf"):
+        read_corpus(tmp_path / "broken.pdf")
+    (tmp_path / "latin1.txt").write_bytes("caf\xe9\n".encode("latin-1"))
+    with pytest.raises(KcardError, match="cannot read the corpus .*latin1.txt"):
+        read_corpus(tmp_path / "latin1.txt")
+
+
+def test_describe_proposes_a_subject_and_a_description():
+    news = read_passages(DATA / "mpfr-NEWS")
+    subject, description = describe(news, "mpfr")
+    assert subject == "mpfr"  # named after what the text documents
+    assert description.startswith("mpfr (mpfr-NEWS): ") and "4.2.0" in description
+    assert describe(news, "mynotes")[0] == ""  # no opening name, no title, a name the text lacks
+    titled = [Passage("Reads .env files.", "README.md", ("python-dotenv",)),
+              Passage("pip install python-dotenv", "README.md", ("python-dotenv", "Getting Started"))]
+    assert describe(titled, "envcard") == ("python-dotenv", "python-dotenv (README.md): Getting Started")
+    opening = [Passage("The Halvard Observatory is a fictional observatory.")]
+    assert describe(opening, "halvard")[0] == "Halvard Observatory"
