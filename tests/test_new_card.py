@@ -92,7 +92,8 @@ def test_a_retrieval_card_from_your_text(tmp_path, format, text, count):
     package = render(tmp_path, "notes", "--corpus", str(corpus), "--format", format)
     module = package / "kcard_card_notes"
     manifest = tomllib.loads((module / "card.toml").read_text())
-    assert manifest["type"] == "retrieval" and manifest["description"] == "facts from notes.txt"
+    about = "Brill Mill" if "Brill" in text else "notes"  # the name it opens with, else the card's
+    assert manifest["type"] == "retrieval" and manifest["description"] == f"{about} (notes.txt)"
     assert manifest["artifacts"]["corpus"] == {"file": "passages.jsonl", "sha256": sha256_of(module / "passages.jsonl")}
     passages = [json.loads(line)["text"] for line in (module / "passages.jsonl").read_text().splitlines()]
     assert len(passages) == count and "\n" not in "".join(passages)
@@ -100,6 +101,28 @@ def test_a_retrieval_card_from_your_text(tmp_path, format, text, count):
     project = tomllib.loads((package / "pyproject.toml").read_text())
     assert project["project"]["dependencies"] == ["kcard"]  # BM25 needs no model backend
     assert "*.jsonl" in project["tool"]["setuptools"]["package-data"]["kcard_card_notes"]
+
+
+def test_new_card_proposes_a_subject_reports_none_and_takes_one(tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "README.md").write_text("# frobtool\n\nIt frobs.\n\n## Install\n\nRun make.\n")
+    (tmp_path / "docs" / "NEWS").write_text("* Release 2.0\n\nFaster frobbing.\n")
+    made = CliRunner().invoke(cli, ["new", "card", "mine", "--corpus", str(tmp_path / "docs"), "--output-dir",
+                                    str(tmp_path / "a"), "--no-input"])
+    assert made.exit_code == 0, made.output
+    assert "description: frobtool (NEWS, README.md): Install" in made.output  # the heading most passages are under
+    assert "subject: frobtool" in made.output
+    passages = [json.loads(line) for line in next((tmp_path / "a").glob("*/kcard_card_mine/passages.jsonl"))
+                .read_text().splitlines()]
+    assert {"text": "Run make.", "source": "README.md", "headings": ["frobtool", "Install"]} in passages
+    (tmp_path / "docs" / "NEWS").write_text("* Release 2.0\n\nFaster frobbing.\n\n* Release 1.0\n\nFirst.\n")
+    untitled = CliRunner().invoke(cli, ["new", "card", "mine", "--corpus", str(tmp_path / "docs" / "NEWS"),
+                                        "--output-dir", str(tmp_path / "c"), "--no-input"])
+    assert untitled.exit_code == 0 and "subject: none found" in untitled.output  # "mine" is not in the text
+    given = CliRunner().invoke(cli, ["new", "card", "mine", "--corpus", str(tmp_path / "docs" / "NEWS"),
+                                     "--corpus", str(tmp_path / "docs" / "README.md"), "--subject", "Frob Tool",
+                                     "--output-dir", str(tmp_path / "b"), "--no-input"])
+    assert given.exit_code == 0 and "subject: Frob Tool" in given.output
 
 
 @pytest.mark.slow

@@ -18,18 +18,19 @@ from pathlib import Path
 RUST_DOC = "/root/.rustup/toolchains/stable-x86_64-unknown-linux-gnu/share/doc/rust/html"
 SITE = "/root/.pyenv/versions/*/lib/python3*/site-packages"
 
-# name -> (file name as a user would have it, where it comes from, split)
+# name -> (file name as a user would have it, where it comes from, split, the card's name a user would give)
 SOURCES = {
-    "mpfr-news": ("NEWS", "gunzip:/usr/share/doc/libmpfr6/NEWS.gz", "tuning"),
-    "dbus-news": ("NEWS", "gunzip:/usr/share/doc/dbus/NEWS.gz", "tuning"),
-    "python-dotenv": ("README.md", "metadata:python_dotenv-1.2.2", "tuning"),
-    "pytest-benchmark": ("README.rst", "metadata:pytest_benchmark-5.2.3", "tuning"),
-    "grep-man": ("grep.txt", "man-text:/usr/share/man/man1/grep.1.gz", "tuning"),
-    "gzip-man-pdf": ("gzip.pdf", "man-pdf:/usr/share/man/man1/gzip.1.gz", "tuning"),
-    "rustdoc-cli": ("command-line-arguments.html", f"copy:{RUST_DOC}/rustdoc/command-line-arguments.html", "tuning"),
-    "ninja-manual": ("manual.html", "copy:/usr/share/doc/ninja-build/manual.html", "held-out"),
-    "tmux-changelog": ("changelog.Debian", "gunzip:/usr/share/doc/tmux/changelog.Debian.gz", "held-out"),
-    "charset-normalizer": ("README.md", "metadata:charset_normalizer-3.4.7", "held-out"),
+    "mpfr-news": ("NEWS", "gunzip:/usr/share/doc/libmpfr6/NEWS.gz", "tuning", "mpfr"),
+    "dbus-news": ("NEWS", "gunzip:/usr/share/doc/dbus/NEWS.gz", "tuning", "dbus"),
+    "python-dotenv": ("README.md", "metadata:python_dotenv-1.2.2", "tuning", "python-dotenv"),
+    "pytest-benchmark": ("README.rst", "metadata:pytest_benchmark-5.2.3", "tuning", "pytest-benchmark"),
+    "grep-man": ("grep.txt", "man-text:/usr/share/man/man1/grep.1.gz", "tuning", "grep"),
+    "gzip-man-pdf": ("gzip.pdf", "man-pdf:/usr/share/man/man1/gzip.1.gz", "tuning", "gzip"),
+    "rustdoc-cli": ("command-line-arguments.html", f"copy:{RUST_DOC}/rustdoc/command-line-arguments.html", "tuning",
+                    "rustdoc"),
+    "ninja-manual": ("manual.html", "copy:/usr/share/doc/ninja-build/manual.html", "held-out", "ninja"),
+    "tmux-changelog": ("changelog.Debian", "gunzip:/usr/share/doc/tmux/changelog.Debian.gz", "held-out", "tmux"),
+    "charset-normalizer": ("README.md", "metadata:charset_normalizer-3.4.7", "held-out", "charset-normalizer"),
 }
 
 
@@ -53,7 +54,7 @@ def content(source: str) -> bytes:
 
 def extract(name: str, folder: Path) -> Path:
     """Write document ``name`` into ``folder``/``name``/ under its shipped file name; its path."""
-    file, source, _ = SOURCES[name]
+    file, source, _, _ = SOURCES[name]
     path = folder / name / file
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(content(source))

@@ -1,0 +1,142 @@
+"""Cards from real documents, used as they ship: does a retrieval card built from a user's file know it?
+
+Ten documents nobody here wrote, of different shapes (benchmarks/real_docs/sources.py takes each
+from where it is installed on these machines: NEWS files, a Debian changelog, man pages as text and
+as PDF, HTML manual pages, Markdown and reST READMEs with changelogs), each with 20 questions whose
+answers need its structure (a release, a date, the section a fact is under, a table cell) as well as
+its sentences (benchmarks/real_docs/NAME.questions.jsonl, written before the readers were). Seven
+are for tuning; ninja-manual, tmux-changelog and charset-normalizer are held out, run once at the end.
+
+For each, `kcard new card NAME --corpus FILE` at its defaults (no --description, no --subject:
+what kcard proposes) is installed beside the first-party cards and every question is asked with the
+card alone (`--card NAME`), bottom-up and top-down-auto over all cards; vanilla (no card) once per
+document. Right = a gold answer is in the answer (PopQA's metric).
+
+    python benchmarks/real_docs.py                          # every tuning document
+    python benchmarks/real_docs.py --doc mpfr-news --mode card   # one row, --card only
+    python benchmarks/real_docs.py --split held-out         # the held-out documents (once)
+    python benchmarks/real_docs.py --format paragraphs --dry     # the passages as blank-line paragraphs
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from common import HERE, write_result
+from kcard_core.cards import Card
+from kcard_core.chains import build_chain
+from kcard_core.documents import detect
+from kcard_core.evaluation.metrics import contains_answer
+from kcard_core.plugins import get_registry
+from kcard_core.scaffold import render_card
+
+sys.path.insert(0, str(HERE / "real_docs"))
+from sources import SOURCES, extract  # noqa: E402
+
+QUESTIONS = HERE / "real_docs"
+MODES = {"card": "bottom-up", "bottom_up": "bottom-up", "top_down_auto": "top-down-auto"}
+
+
+def questions(document: str) -> list[dict]:
+    return [json.loads(line) for line in (QUESTIONS / f"{document}.questions.jsonl").read_text().splitlines()]
+
+
+def build(document: str, file: Path, work: Path, format: str) -> tuple[Card, dict]:
+    """The retrieval card a user gets from the document at kcard's defaults, and what building it took."""
+    name = SOURCES[document][3]
+    started = time.perf_counter()
+    package = render_card(name, corpus=str(file), corpus_format=format, output_dir=str(work), no_input=True)
+    card = Card.from_manifest(package / f"kcard_card_{name.replace('-', '_')}" / "card.toml")
+    card.index()  # built here, so that its time is in build_seconds
+    return card, {"build_seconds": round(time.perf_counter() - started, 2), "passages": len(card.passages()),
+                  "subject": card.manifest.retrieval.subject, "description": card.manifest.description}
+
+
+def ask(document: str, card: Card | None, modes: list[str]) -> dict:
+    registry = get_registry()
+    if card is not None:
+        registry.cards[card.name] = card
+    items, row = questions(document), {}
+    for key in (["vanilla"] if card is None else modes):
+        chain = build_chain(MODES.get(key, "vanilla"), registry=registry,
+                            cards=[card.name] if key == "card" else None)
+        right, missed, chose, started = 0, [], 0, time.perf_counter()
+        for item in items:
+            result = chain.invoke(item["question"])
+            if contains_answer(result["answer"], item["answers"]) > 0:
+                right += 1
+            else:
+                missed.append({"question": item["question"], "gold": item["answers"], "answer": result["answer"],
+                               "needs": item["needs"], "knowledge": result["trace"].knowledge()[:600]})
+            chose += card is not None and any(c.card == card.name for c in result["trace"].cards)
+        row[f"right_{'with_card' if key == 'card' else key}"] = right
+        row[f"missed_{key}"] = missed
+        row[f"query_seconds_{key}"] = round((time.perf_counter() - started) / len(items), 2)
+        if key == "top_down_auto":
+            row["top_down_chose_card"] = chose
+    if card is not None:
+        registry.cards.pop(card.name, None)
+    return row
+
+
+def report(rows: list[dict]) -> str:
+    lines = ["| document | format | split | kind | passages | with --card | bottom-up | top-down-auto | vanilla "
+             "| build s | s / question (card, bottom-up, top-down) |", "|---" * 11 + "|"]
+    for r in rows:
+        seconds = ", ".join(str(r.get(f"query_seconds_{key}", "–")) for key in MODES)
+        lines.append(f"| {r['document']} | {r['format']} | {r['split']} | {r['kind']} | {r.get('passages', '–')} "
+                     f"| {r.get('right_with_card', '–')} | {r.get('right_bottom_up', '–')} "
+                     f"| {r.get('right_top_down_auto', '–')} | {r.get('right_vanilla', '–')} "
+                     f"| {r.get('build_seconds', '–')} | {seconds} |")
+    return f"""# Cards from real documents
+
+Ten real documents used as they ship (benchmarks/real_docs/sources.py), 20 questions each (right of
+20: a gold answer is in the answer). A retrieval card is built from each at kcard's defaults
+(`kcard new card NAME --corpus FILE`, the subject and description kcard proposes) and installed
+beside every first-party card; asked with `--card NAME`, bottom-up and top-down-auto over all
+cards; vanilla is the base LLM alone. 2 CPU cores, one process at a time.
+
+{chr(10).join(lines)}
+
+Rows: `real-docs.json` (each wrong answer with the knowledge the reader was given).
+Reproduce: `python benchmarks/real_docs.py` (tuning documents), `--split held-out` (held out).
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--doc", action="append", choices=sorted(SOURCES))
+    parser.add_argument("--split", choices=["tuning", "held-out"], default="tuning")
+    parser.add_argument("--mode", action="append", choices=[*MODES, "vanilla"],
+                        help="card, bottom_up, top_down_auto, vanilla (default: all)")
+    parser.add_argument("--format", default="auto", help="force a reader (default: auto)")
+    parser.add_argument("--dry", action="store_true", help="print rows, do not record them")
+    args = parser.parse_args()
+    modes = args.mode or [*MODES, "vanilla"]
+    path = HERE / "results" / "real-docs.json"
+    rows = json.loads(path.read_text())["rows"] if path.exists() else []
+    documents = args.doc or [name for name, source in SOURCES.items() if source[2] == args.split]
+    for document in documents:
+        with tempfile.TemporaryDirectory() as work:
+            file = extract(document, Path(work) / "docs")
+            kinds = ["retrieval"] * bool(set(modes) & set(MODES)) + ["vanilla"] * ("vanilla" in modes)
+            for kind in kinds:
+                card, stats = build(document, file, Path(work), args.format) if kind == "retrieval" else (None, {})
+                row = {"document": document, "split": SOURCES[document][2], "kind": kind, "questions": 20,
+                       "format": args.format if args.format != "auto" else detect(file), **stats,
+                       "train_seconds": None, **ask(document, card, [m for m in modes if m in MODES])}
+                print(json.dumps({k: v for k, v in row.items() if not k.startswith("missed")}), flush=True)
+                if not args.dry:
+                    rows = [r for r in rows if (r["document"], r["kind"]) != (document, kind)] + [row]
+    rows.sort(key=lambda r: (list(SOURCES).index(r["document"]), r["kind"]))
+    if not args.dry:
+        write_result("real-docs", {"rows": rows}, report(rows))
+
+
+if __name__ == "__main__":
+    main()
