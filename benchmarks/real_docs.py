@@ -30,6 +30,7 @@ from pathlib import Path
 from common import HERE, write_result
 from kcard_core.cards import Card
 from kcard_core.chains import build_chain
+from kcard_core import documents
 from kcard_core.documents import detect
 from kcard_core.evaluation.metrics import contains_answer
 from kcard_core.plugins import get_registry
@@ -115,13 +116,16 @@ def main() -> None:
     parser.add_argument("--mode", action="append", choices=[*MODES, "vanilla"],
                         help="card, bottom_up, top_down_auto, vanilla (default: all)")
     parser.add_argument("--format", default="auto", help="force a reader (default: auto)")
+    parser.add_argument("--passage-chars", type=int, help="passages of at most this many characters (a probe)")
     parser.add_argument("--dry", action="store_true", help="print rows, do not record them")
     args = parser.parse_args()
+    if args.passage_chars is not None:
+        documents.PASSAGE_CHARS = args.passage_chars
     modes = args.mode or [*MODES, "vanilla"]
     path = HERE / "results" / "real-docs.json"
     rows = json.loads(path.read_text())["rows"] if path.exists() else []
-    documents = args.doc or [name for name, source in SOURCES.items() if source[2] == args.split]
-    for document in documents:
+    names = args.doc or [name for name, source in SOURCES.items() if source[2] == args.split]
+    for document in names:
         with tempfile.TemporaryDirectory() as work:
             file = extract(document, Path(work) / "docs")
             kinds = ["retrieval"] * bool(set(modes) & set(MODES)) + ["vanilla"] * ("vanilla" in modes)

@@ -85,7 +85,7 @@ class Outline:
 # -- the whole corpus ----------------------------------------------------------------------------
 
 def read_passages(paths: str | Path | Iterable[str | Path], format: str = "auto",
-                  size: int = PASSAGE_CHARS) -> list[Passage]:
+                  size: int | None = None) -> list[Passage]:
     """The passages of every file given (a folder: every file in it, recursively, hidden ones left
     out), in order; each records its source. Raises :class:`KcardError` naming the file for a file
     that cannot be read or parsed, and when there is no text at all."""
@@ -99,6 +99,7 @@ def read_passages(paths: str | Path | Iterable[str | Path], format: str = "auto"
                       if file.is_file() and not any(part.startswith(".") for part in file.relative_to(path).parts)]
         else:
             files.append((path, path.name))
+    size = PASSAGE_CHARS if size is None else size
     passages = [passage for file, source in files for passage in read_file(file, format, source, size)]
     if not passages:
         raise KcardError(f"the corpus {', '.join(map(str, paths))} holds no text")
