@@ -18,6 +18,7 @@ of theirs is read.
 from __future__ import annotations
 
 import json
+import logging
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,9 +27,12 @@ from typing import Callable, Iterable
 from kcard_core.errors import KcardError
 from kcard_core.text import one_line, sentences
 
+logger = logging.getLogger(__name__)
+
 FORMATS = ("auto", "markdown", "rst", "html", "pdf", "text", "paragraphs", "lines", "jsonl")
 EXTENSIONS = {".md": "markdown", ".markdown": "markdown", ".rst": "rst", ".rest": "rst", ".html": "html",
               ".htm": "html", ".xhtml": "html", ".pdf": "pdf", ".jsonl": "jsonl"}
+TEXT_EXTENSIONS = ("", ".txt", ".text")  # NEWS, ChangeLog, README, notes.txt: plain text in a folder
 PASSAGE_CHARS = 600  # a section's blocks are merged into passages of at most this many characters
 SEPARATOR = " › "  # between the headings of a path
 
@@ -86,21 +90,29 @@ class Outline:
 
 def read_passages(paths: str | Path | Iterable[str | Path], format: str = "auto",
                   size: int | None = None) -> list[Passage]:
-    """The passages of every file given (a folder: every file in it, recursively, hidden ones left
-    out), in order; each records its source. Raises :class:`KcardError` naming the file for a file
-    that cannot be read or parsed, and when there is no text at all."""
+    """The passages of every file given, in order; each records its source. A folder stands for its
+    documents, recursively: files of a known extension or plain text (:data:`TEXT_EXTENSIONS`),
+    hidden ones left out; one of them that cannot be read is skipped with a warning. Raises
+    :class:`KcardError` naming the file for a file given by name that cannot be read or parsed, and
+    when there is no text at all."""
     if format not in FORMATS:
         raise KcardError(f"corpus format {format!r}: use one of {', '.join(FORMATS)}")
     paths = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(path) for path in paths]
-    files: list[tuple[Path, str]] = []
-    for path in paths:
-        if path.is_dir():
-            files += [(file, str(file.relative_to(path))) for file in sorted(path.rglob("*"))
-                      if file.is_file() and not any(part.startswith(".") for part in file.relative_to(path).parts)]
-        else:
-            files.append((path, path.name))
     size = PASSAGE_CHARS if size is None else size
-    passages = [passage for file, source in files for passage in read_file(file, format, source, size)]
+    passages: list[Passage] = []
+    for path in paths:
+        if not path.is_dir():
+            passages += read_file(path, format, path.name, size)
+            continue
+        for file in sorted(path.rglob("*")):
+            source = str(file.relative_to(path))
+            if (not file.is_file() or any(part.startswith(".") for part in file.relative_to(path).parts)
+                    or file.suffix.lower() not in (*EXTENSIONS, *TEXT_EXTENSIONS)):
+                continue
+            try:
+                passages += read_file(file, format, source, size)
+            except KcardError as error:
+                logger.warning("%s is left out: %s", file, error)
     if not passages:
         raise KcardError(f"the corpus {', '.join(map(str, paths))} holds no text")
     return passages
@@ -217,6 +229,8 @@ def cut(text: str, size: int, code: bool = False) -> list[str]:
 
 # -- Markdown ------------------------------------------------------------------------------------
 
+INLINE_OWNERS = ("heading_open", "th_open", "td_open")  # their inline text is read with them
+
 def markdown_blocks(content: str) -> list[Block]:
     """Markdown (CommonMark with tables) through markdown-it-py."""
     from markdown_it import MarkdownIt
@@ -237,15 +251,12 @@ def markdown_blocks(content: str) -> list[Block]:
         elif kind == "list_item_close" and depth == 1:
             blocks.append(Block(" ".join(item), outline.path, "item"))
             item = None
-        elif kind == "inline" and tokens[index - 1].type != "heading_open" and not row_open(tokens, index):
-            (item if item is not None else blocks).append(
-                inline_text(token) if item is not None else Block(inline_text(token), outline.path))
-        elif kind in ("fence", "code_block"):
-            text = token.content.rstrip()
-            if item is not None:
+        elif kind in ("inline", "fence", "code_block") and tokens[index - 1].type not in INLINE_OWNERS:
+            text = inline_text(token) if kind == "inline" else token.content.rstrip()
+            if item is not None:  # a list item's paragraphs and code are one block
                 item.append(text)
             else:
-                blocks.append(Block(text, outline.path, "code"))
+                blocks.append(Block(text, outline.path, "text" if kind == "inline" else "code"))
         elif kind == "html_block":
             blocks += [Block(block.text, outline.path, block.kind) for block in html_blocks(token.content)]
         elif kind == "tr_open":
@@ -260,10 +271,6 @@ def markdown_blocks(content: str) -> list[Block]:
         elif kind == "table_close":
             header = []
     return blocks
-
-
-def row_open(tokens, index: int) -> bool:
-    return tokens[index - 1].type in ("th_open", "td_open")
 
 
 def inline_text(token) -> str:

@@ -215,3 +215,34 @@ def test_describe_proposes_a_subject_and_a_description():
     assert describe(titled, "envcard") == ("python-dotenv", "python-dotenv (README.md): Getting Started")
     opening = [Passage("The Halvard Observatory is a fictional observatory.")]
     assert describe(opening, "halvard")[0] == "Halvard Observatory"
+
+
+def test_a_folder_skips_what_is_not_a_document_and_says_so(tmp_path, caplog):
+    (tmp_path / "notes.md").write_text("# Notes\n\nKept.\n")
+    (tmp_path / "picture.png").write_bytes(b"\x89PNG\r\n")
+    (tmp_path / "script.py").write_text("print('not a document')\n")
+    (tmp_path / "questions.jsonl").write_text('{"question": "no text field"}\n')
+    assert [p.contextual() for p in read_passages(tmp_path)] == ["Notes: Kept."]
+    assert "questions.jsonl is left out" in caplog.text
+    with pytest.raises(KcardError, match="questions.jsonl, line 1"):
+        read_passages(tmp_path / "questions.jsonl")  # named on its own, it is an error
+
+
+@pytest.mark.slow
+def test_a_card_from_a_real_news_file_answers_which_release(tmp_path):
+    from kcard_core.cards import Card
+    from kcard_core.chains import build_chain
+    from kcard_core.plugins import get_registry
+    from kcard_core.scaffold import render_card
+
+    package = render_card("mpfr", corpus=str(DATA / "mpfr-NEWS"), output_dir=str(tmp_path), no_input=True)
+    registry = get_registry()
+    registry.cards["mpfr"] = Card.from_manifest(package / "kcard_card_mpfr" / "card.toml")
+    try:
+        result = build_chain("bottom-up", cards=["mpfr"], registry=registry).invoke(
+            "In which MPFR release were the functions mpfr_cosu and mpfr_sinu added?")
+    finally:
+        registry.cards.pop("mpfr")
+    assert "4.2.0" in result["answer"]
+    document = next(d for d in result["trace"].to_dict()["documents"] if d["card"] == "mpfr")
+    assert document["sources"][0] == "mpfr-NEWS › Changes from versions 4.1.* to version 4.2.0:"

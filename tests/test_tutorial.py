@@ -66,6 +66,8 @@ def test_the_tutorial_commands_are_the_ones_tested():
     commands = [" ".join(command[:3]) for command in tutorial_commands()]
     assert commands == ["kcard cards list", "kcard ask Who founded Kelderwick?",
                         "kcard new card", "kcard install ./kcard-card-kelderwick", "kcard ask Who founded Kelderwick?",
+                        "kcard new card", "kcard install ./kcard-card-kcard-docs",
+                        "kcard ask Which kcard command clears the generation cache?",
                         "kcard train docs/examples/kelderwick.txt", "kcard new card",
                         "kcard install ./kcard-card-kelderwick-lm", "kcard ask Who founded Kelderwick?",
                         "kcard install kcard-card-kelderwick"]  # from an index: tests/test_published.py
@@ -85,8 +87,17 @@ def test_a_retrieval_card_from_the_tutorial_text(run, tmp_path):
     assert "What is the name of Kelderwick's school?" not in wrong
 
 
+def test_a_card_from_real_markdown_files_and_a_folder(run, tmp_path):
+    new, install, ask = tutorial_commands()[5:8]
+    made = run([arg if arg not in ("README.md", "docs") else str(ROOT / arg) for arg in new])
+    assert "subject: kcard-docs" in made.stdout, made.stdout
+    run(install)
+    answered = run(ask)
+    assert "kcard cache clear" in answered.stdout and "from cli.md" in answered.stdout, answered.stdout
+
+
 def test_an_lm_card_from_the_tutorial_text(run, tmp_path):
-    train, new, install, ask = tutorial_commands()[5:9]
+    train, new, install, ask = tutorial_commands()[8:12]
     trained = run(train)
     recalled, passages = map(int, re.search(r"recall (\d+)/(\d+) passages", trained.stdout).groups())
     assert passages == 15 and recalled >= passages - 2, trained.stdout  # 14 of 15 measured
