@@ -199,6 +199,8 @@ def chunk(blocks: Iterable[Block], size: int = PASSAGE_CHARS) -> list[tuple[tupl
     out: list[tuple[tuple[str, ...], str]] = []
     for block in blocks:
         text = block.text.strip() if block.kind == "code" else one_line(block.text)
+        if block.kind == "item":  # a bullet is layout, not content
+            text = re.sub(r"^[-*+•·o–]\s+", "", text)
         if not text:
             continue
         for piece in cut(text, size, block.kind == "code"):

@@ -18,8 +18,15 @@ STOPWORDS = frozenset("a an and are as at be by can could did do does for from h
                       "that the this to was were what when where which who whom why how will with would".split())
 
 
-def words(text: str) -> list[str]:
-    return [w for w in re.findall(r"\w+", text.lower()) if w not in STOPWORDS]
+WORD = re.compile(r"\w+")
+# a version or section number stays one word ("1.14.10", "2.3.1"), as Unicode's word boundaries (UAX #29) have it:
+# a question names "dbus 1.14.10", which its parts "1", "14", "10" do not tell from any other release
+NUMBERED_WORD = re.compile(r"\bv?\d+(?:\.\w+)+|\w+")
+
+
+def words(text: str, word: re.Pattern = WORD) -> list[str]:
+    found = (w[1:] if w[0] == "v" and "." in w else w for w in word.findall(text.lower()))  # "v3.1" is "3.1"
+    return [w for w in found if w not in STOPWORDS]
 
 
 # words that say what kind of answer a question wants, rarely found beside the answer itself
@@ -135,10 +142,10 @@ class QuestionIndex(BM25):
         return bool(self.subject) and self.subject <= self.query_terms(query)
 
     def terms(self, text: str) -> list[str]:
-        return [stem(word) for word in words(text)]
+        return [stem(word) for word in words(text, NUMBERED_WORD)]
 
     def query_terms(self, query: str) -> set[str]:
-        return {stem(word) for word in words(query) if word not in QUESTION_WORDS}
+        return {stem(word) for word in words(query, NUMBERED_WORD) if word not in QUESTION_WORDS}
 
     def holds(self, term: str) -> bool:
         """Whether a passage holds ``term``: a word of :meth:`query_terms` or a pair of :func:`pairs`
