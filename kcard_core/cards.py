@@ -272,13 +272,13 @@ class RetrievalCard(Card):
         return "bm25"
 
     def write(self, query: str, n: int, sampling: Sampling) -> list[str]:
+        return [text for text, _ in self.written(query, n, sampling)]
+
+    def written(self, query: str, n: int, sampling: Sampling) -> list[tuple[str, dict[str, Any]]]:
         # One document, best passage first, as a KG card writes one. Apart, the relevance selector
         # reordered them: MiniLM put "The Halvard Observatory is … on Mount Ceril" above "The
         # observatory was founded in 1896 by … Edith Sorrell" for "Who founded the Halvard
         # Observatory?", where BM25 had them the right way; together, the reader sees both.
-        return [text for text, _ in self.written(query, n, sampling)]
-
-    def written(self, query: str, n: int, sampling: Sampling) -> list[tuple[str, dict[str, Any]]]:
         kept = self.find(query)
         sources = [self._built["sources"][text] for text in kept if text in self._built.get("sources", {})]
         return [(" ".join(kept), {"sources": sources} if sources else {})] if kept else []

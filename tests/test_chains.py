@@ -1,6 +1,7 @@
 """Bottom-up and top-down logic with a scripted base LLM, fake cards and simple selectors."""
 
 import asyncio
+from dataclasses import replace
 
 import pytest
 from langchain_core.language_models.fake import FakeListLLM
@@ -183,7 +184,7 @@ def test_top_down_auto_asks_the_card_that_alone_claims_the_question_even_after_a
     assert trace.cards[0].card == "harbour" and trace.answer == "Gannet Head"
     overruled = trace.turns[1]
     assert overruled.reply is None and overruled.needs_more and overruled.card == "harbour"
-    assert "only harbour's text holds" in overruled.details["why"] and "'kelderwick'" in overruled.details["why"]
+    assert "harbour: only its text holds" in overruled.details["why"] and "'kelderwick'" in overruled.details["why"]
     assert llm.prompts[1].endswith("Do you need more information? (Yes or No) Yes\n"
                                    "What kind of information do you need?")
     # no card claims it: the "No" stands and no card is asked
@@ -621,3 +622,14 @@ def test_an_open_answer_that_names_no_option_is_asked_again_with_the_options():
     llm.responses, llm.i = ["Dale Strong"], 0  # streamed: the matched option in one piece, then the trace
     chunks = list(chain.stream(QUESTION_WITH_OPTIONS))
     assert chunks[0] == {"answer": "B. Dale Strong"} and "trace" in chunks[1]
+
+
+def test_top_down_auto_gives_a_question_naming_a_cards_subject_to_that_card(tmp_path):
+    """As bottom-up does: a dictionary card that also holds the word does not take it."""
+    grep = text_card(tmp_path, "grep", "grep's manual", "grep -c prints a count of matching lines.")
+    grep.manifest = replace(grep.manifest, retrieval=replace(grep.manifest.retrieval, subject="grep"))
+    cards = [grep, text_card(tmp_path, "dictionary", "computing terms", "grep: a Unix tool that searches text.")]
+    trace = TopDown(FakeListLLM(responses=["No", "count lines", "-c"]), cards, ByLength(name="factuality"), n1=1,
+                    examples=[]).invoke("Which grep option prints a count of matching lines?")["trace"]
+    assert trace.cards[0].card == "grep" and trace.cards[0].why == "the question names its subject, 'grep'"
+    assert trace.turns[1].details["why"] == "Yes: grep: the question names its subject, 'grep'"

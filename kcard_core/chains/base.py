@@ -61,6 +61,13 @@ def card_texts(cards: Iterable) -> dict[str, QuestionIndex]:
     return texts
 
 
+def subject_owners(texts: dict[str, QuestionIndex], query: str) -> list[str]:
+    """The cards (of ``texts``) whose subject ``query`` names: such a question is for that card alone
+    when there is one, whatever other cards' texts hold (a dictionary card's entry for "grep" does
+    not outrank the card made from grep's own manual)."""
+    return [name for name, index in texts.items() if index.names_subject(query)]
+
+
 def question_of(input: Any) -> str:
     """The question as clean text: not empty, not over the limit, no bytes that are not UTF-8."""
     question = input.get("question") if isinstance(input, dict) else input

@@ -6,7 +6,7 @@ from langchain_core.documents import Document
 from langchain_core.runnables import RunnableConfig
 
 from kcard_core import defaults
-from kcard_core.chains.base import KnowledgeChain, card_texts
+from kcard_core.chains.base import KnowledgeChain, card_texts, subject_owners
 from kcard_core.chains.prompts import BOTTOM_UP_EXAMPLES, bottom_up_prompt
 from kcard_core.text import without_options
 from kcard_core.selectors import SelectorPipeline
@@ -39,7 +39,8 @@ class BottomUp(KnowledgeChain):
         # only cards with a subject: building every card's index cost a cold `kcard ask` 0.6 s
         texts = card_texts(card for card in self.cards if card.manifest.retrieval.subject)
         query = without_options(question)
-        owners = [card for card in self.cards if card.name in texts and texts[card.name].names_subject(query)]
+        named = subject_owners(texts, query)
+        owners = [card for card in self.cards if card.name in named]
         if len(owners) == 1:
             cards, why = owners, f"the question names its subject, {owners[0].manifest.retrieval.subject!r}"
         else:

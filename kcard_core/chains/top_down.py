@@ -14,7 +14,7 @@ from typing import Callable, Sequence
 from langchain_core.runnables import RunnableConfig
 
 from kcard_core import defaults
-from kcard_core.chains.base import KnowledgeChain, card_texts
+from kcard_core.chains.base import KnowledgeChain, card_texts, subject_owners
 from kcard_core.chains.prompts import (BOTTOM_UP_EXAMPLES, CHOOSE_SOURCE, NEED_MORE, NEED_MORE_TEMPLATES,
                                        TOP_DOWN_EXAMPLES, WHAT_KIND, bottom_up_prompt, top_down_start)
 from kcard_core.config import limit
@@ -141,7 +141,7 @@ class TopDown(KnowledgeChain):
             return False
         (name, words), = claims.items()
         trace.turns.append(Turn("need more information", iteration=iteration, needs_more=True, card=name, details={
-            "why": f"Yes: only {name}'s text holds {', '.join(map(repr, words))} of the question"}))
+            "why": f"Yes: {name}: {self.claim_why(name, words)}"}))
         return True
 
     def knowledge_for(self, prompt: str, question: str, trace: Trace, config: RunnableConfig | None):
@@ -184,7 +184,7 @@ class TopDown(KnowledgeChain):
             why = f"its description is closest to the {matched} {(reply if matched == 'need' else question)!r} " \
                   f"({similarity:.2f})"
             if len(claims) == 1:
-                why = f"only its text holds {', '.join(map(repr, claims[name]))} of the question"
+                why = self.claim_why(name, claims[name])
             elif claims:
                 why += f" of the {len(claims)} cards whose text alone holds a word or name of the question"
         if name is None:
@@ -192,8 +192,19 @@ class TopDown(KnowledgeChain):
         return self.by_name.get(name), why, prompt + f" {one_line(reply)}\n"
 
     def claims(self, question: str) -> dict[str, list[str]]:
-        """The cards whose text alone holds a word or name of the question (:func:`kcard_core.retrieval.claimants`)."""
-        return claimants(without_options(question), card_texts(self.by_name.values()))
+        """The card whose subject the question names, with the subject (:func:`subject_owners`, as
+        bottom-up has it), when there is one such card; else the cards whose text alone holds a word
+        or name of the question, with those words (:func:`kcard_core.retrieval.claimants`)."""
+        query, texts = without_options(question), card_texts(self.by_name.values())
+        owners = subject_owners(texts, query)
+        if len(owners) == 1:
+            return {owners[0]: [self.by_name[owners[0]].manifest.retrieval.subject]}
+        return claimants(query, texts)
+
+    def claim_why(self, name: str, words: list[str]) -> str:
+        if words == [self.by_name[name].manifest.retrieval.subject]:
+            return f"the question names its subject, {words[0]!r}"
+        return f"only its text holds {', '.join(map(repr, words))} of the question"
 
     def description_scores(self, *texts: str, among: Sequence[str] = ()) -> dict[str, tuple[float, str]]:
         """Each card's (similarity, which text) to the closest of ``texts`` ("need" first, then "question"),
