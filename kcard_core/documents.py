@@ -376,7 +376,7 @@ def html_blocks(content: str) -> list[Block]:
     loose: list[str] = []
 
     def text(tag) -> str:  # its words, a space where a block or a line break starts, none around inline markup
-        return one_line("".join(f" {part}" if isinstance(part, Tag) and part.name not in INLINE else
+        return one_line("".join(" " if isinstance(part, Tag) and part.name not in INLINE else
                                 str(part) if isinstance(part, NavigableString) and not isinstance(part, Comment)
                                 else "" for part in tag.descendants))
 

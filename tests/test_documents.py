@@ -96,6 +96,7 @@ def test_html_leaves_out_styles_scripts_and_navigation(tmp_path):
 <h3>Examples</h3><pre>frob -q in.txt
 frob -w 80 in.txt</pre>
 <table><tr><th>code</th><th>meaning</th></tr><tr><td>3</td><td>unreadable widget</td></tr></table>
+<ul><li>Parts<ul><li><span><a href="#a">Part A</a></span></li><li>Part B</li></ul></li></ul>
 </main><footer>© someone</footer></body></html>""")
     texts = " ".join(p.contextual() for p in passages)
     assert "margin" not in texts and "var x" not in texts and "Other chapter" not in texts and "©" not in texts
@@ -104,6 +105,8 @@ frob -w 80 in.txt</pre>
     code = next(p for p in passages if "frob -w 80" in p.text)
     assert code.headings == ("frob", "Options", "Examples") and "frob -q in.txt" in code.text
     assert any("code: 3; meaning: unreadable widget" in p.text for p in passages)
+    assert any(p.text.endswith("Parts Part A Part B") for p in passages)  # a nested list's words, not its markup
+    assert "<" not in texts
 
 
 def test_pdf_man_page_keeps_its_sections_and_options():
@@ -127,9 +130,10 @@ def test_a_real_news_file_puts_each_change_under_its_release():
      "* Noteworthy changes in release 1.9 (2018-01-01)\n\nA fix.\n",
      [(("Noteworthy changes in release 1.10 (2019-02-10)",), "Support for VMS was removed."),
       (("Noteworthy changes in release 1.9 (2018-01-01)",), "A fix.")]),
-    # underlined headings (any length of rule) and a lead-in line over bullet items with continuations
+    # underlined headings (any length of rule) and a lead-in line over bullet items with continuations (the
+    # bullets left out)
     ("dbus 1.2 (2020-01-01)\n==\n\nBug fixes:\n\n• Fix a crash\n  on exit.\n\n• Fix a leak.\n\nOld\n---\n\nText.\n",
-     [(("dbus 1.2 (2020-01-01)", "Bug fixes:"), "• Fix a crash on exit. • Fix a leak."),
+     [(("dbus 1.2 (2020-01-01)", "Bug fixes:"), "Fix a crash on exit. Fix a leak."),
       (("dbus 1.2 (2020-01-01)", "Old"), "Text.")]),
     # a man page rendered to text: sections and options by indentation, typesetter's hyphens joined
     ("NAME\n       frob - make gadgets\n\nOPTIONS\n       -q, --quiet\n              Print noth\u2010\n"
@@ -139,8 +143,8 @@ def test_a_real_news_file_puts_each_change_under_its_release():
     # a Debian changelog: the entry's header line over its items and trailer
     ("tmux (3.3a-3) unstable; urgency=medium\n\n  * Update a tag.\n\n -- A Person <a@b.org>  Mon, 01 Jan 2024\n\n"
      "tmux (3.3a-2) unstable; urgency=medium\n\n  * Older.\n",
-     [(("tmux (3.3a-3) unstable; urgency=medium",), "* Update a tag. -- A Person <a@b.org> Mon, 01 Jan 2024"),
-      (("tmux (3.3a-2) unstable; urgency=medium",), "* Older.")]),
+     [(("tmux (3.3a-3) unstable; urgency=medium",), "Update a tag. -- A Person <a@b.org> Mon, 01 Jan 2024"),
+      (("tmux (3.3a-2) unstable; urgency=medium",), "Older.")]),
     # no structure at all: its paragraphs, never merged; one passage a line without a blank line
     ("A para\nwrapped.\n\n  \nB para.", [((), "A para wrapped."), ((), "B para.")]),
     ("One fact.\nTwo fact.\n", [((), "One fact."), ((), "Two fact.")]),
