@@ -218,9 +218,7 @@ def cut(text: str, size: int, code: bool = False) -> list[str]:
     if len(text) <= size:
         return [text]
     units = [part for unit in (text.splitlines() if code else sentences(text))
-             for part in (cut(" ".join(unit.split()[:len(unit.split()) // 2]), size) +
-                          cut(" ".join(unit.split()[len(unit.split()) // 2:]), size)
-                          if len(unit) > size and len(unit.split()) > 1 else [unit])]
+             for part in (unit.split() if len(unit) > size else [unit])]
     pieces = [""]
     for unit in units:
         if pieces[-1] and len(pieces[-1]) + len(unit) + 1 > size:
@@ -232,6 +230,7 @@ def cut(text: str, size: int, code: bool = False) -> list[str]:
 # -- Markdown ------------------------------------------------------------------------------------
 
 INLINE_OWNERS = ("heading_open", "th_open", "td_open")  # their inline text is read with them
+
 
 def markdown_blocks(content: str) -> list[Block]:
     """Markdown (CommonMark with tables) through markdown-it-py."""
