@@ -202,6 +202,7 @@ class TopDown(KnowledgeChain):
         return claimants(query, texts)
 
     def claim_why(self, name: str, words: list[str]) -> str:
+        """Why card ``name`` claims a question, for the trace (``words``: its :meth:`claims` entry)."""
         if words == [self.by_name[name].manifest.retrieval.subject]:
             return f"the question names its subject, {words[0]!r}"
         return f"only its text holds {', '.join(map(repr, words))} of the question"

@@ -9,9 +9,9 @@ from pathlib import Path
 import click
 
 from kcard_core.cli.base import cli, emit_json
+from kcard_core.documents import FORMATS
 from kcard_core.errors import KcardError
 from kcard_core.plugins import get_registry
-from kcard_core.documents import FORMATS
 
 
 @cli.group()

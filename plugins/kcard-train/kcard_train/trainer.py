@@ -29,9 +29,9 @@ import torch
 
 from kcard_core.artifacts import Artifact, sha256_of
 from kcard_core.config import cache_dir
+from kcard_core.documents import describe, passages_jsonl, read_passages
 from kcard_core.errors import KcardError
 from kcard_core.models import BASE_MODELS, resolve_model
-from kcard_core.documents import describe, passages_jsonl, read_passages
 from kcard_train import memorise
 from kcard_transformers.backend import resolved_device, weights_folder
 
