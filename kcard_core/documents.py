@@ -100,6 +100,7 @@ def read_passages(paths: str | Path | Iterable[str | Path], format: str = "auto"
     paths = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(path) for path in paths]
     size = PASSAGE_CHARS if size is None else size
     passages: list[Passage] = []
+    skipped: list[str] = []
     for path in paths:
         if not path.is_dir():
             passages += read_file(path, format, path.name, size)
@@ -112,7 +113,10 @@ def read_passages(paths: str | Path | Iterable[str | Path], format: str = "auto"
             try:
                 passages += read_file(file, format, source, size)
             except KcardError as error:
-                logger.warning("%s is left out: %s", file, error)
+                skipped.append(f"{file.name} ({str(error).removeprefix(f'{file}, ')})")
+    if skipped:
+        logger.warning("%d file%s left out: %s", len(skipped), "s" * (len(skipped) > 1), "; ".join(skipped[:3])
+                       + ("; …" if len(skipped) > 3 else ""))
     if not passages:
         raise KcardError(f"the corpus {', '.join(map(str, paths))} holds no text")
     return passages

@@ -227,7 +227,7 @@ def test_a_folder_skips_what_is_not_a_document_and_says_so(tmp_path, caplog):
     (tmp_path / "script.py").write_text("print('not a document')\n")
     (tmp_path / "questions.jsonl").write_text('{"question": "no text field"}\n')
     assert [p.contextual() for p in read_passages(tmp_path)] == ["Notes: Kept."]
-    assert "questions.jsonl is left out" in caplog.text
+    assert '1 file left out: questions.jsonl (line 1: expected a JSON object with a "text" field)' in caplog.text
     with pytest.raises(KcardError, match="questions.jsonl, line 1"):
         read_passages(tmp_path / "questions.jsonl")  # named on its own, it is an error
 
