@@ -31,7 +31,6 @@ from common import HERE, write_result
 from kcard_core.cards import Card
 from kcard_core.chains import build_chain
 from kcard_core import documents
-from kcard_core.documents import detect
 from kcard_core.evaluation.metrics import contains_answer
 from kcard_core.plugins import get_registry
 from kcard_core.scaffold import render_card
@@ -170,7 +169,8 @@ def main() -> None:
             for kind in kinds:
                 card, stats = build(document, file, Path(work), args.format) if kind == "retrieval" else (None, {})
                 row = {"document": document, "split": SOURCES[document][2], "kind": kind, "questions": 20,
-                       "format": args.format if args.format != "auto" else detect(file), **stats,
+                       "format": documents.detect(file, file.read_bytes()) if args.format == "auto" else args.format,
+                       **stats,
                        "train_seconds": None, **ask(document, card, [m for m in modes if m in MODES])}
                 print(json.dumps({k: v for k, v in row.items() if not k.startswith("missed")}), flush=True)
                 if not args.dry:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
@@ -132,17 +133,16 @@ def passages_jsonl(passages: list[Passage]) -> str:
     return "".join(passage.to_json() + "\n" for passage in passages)
 
 
-def read_file(path: Path, format: str = "auto", source: str | None = None,
-              size: int = PASSAGE_CHARS) -> list[Passage]:
-    """The passages of one file (see :func:`read_passages`)."""
-    source = path.name if source is None else source
-    if format == "auto":
-        format = detect(path)
+def read_file(path: Path, format: str, source: str, size: int) -> list[Passage]:
+    """The passages of one file (see :func:`read_passages`); the file is read once."""
     try:
+        data = path.read_bytes()
+        if format == "auto":
+            format = detect(path, data)
         if format == "pdf":
             blocks = outline_blocks(pdf_text(path))
         else:
-            content = path.read_text(encoding="utf-8")
+            content = data.decode("utf-8")
             if format == "jsonl":
                 return jsonl_passages(content, path, source)
             blocks = READERS[format](content)
@@ -155,24 +155,17 @@ def read_file(path: Path, format: str = "auto", source: str | None = None,
     return [Passage(text, source, headings) for headings, text in chunk(blocks, size)]
 
 
-def detect(path: Path) -> str:
-    """A file's format by its extension, else by its first bytes (HTML, PDF), else ``text`` when it
-    has a blank line and ``lines`` when not (a file of one fact per line is that many passages)."""
+def detect(path: Path, data: bytes) -> str:
+    """The format of file ``path`` holding ``data``: by its extension, else by its first bytes (HTML,
+    PDF), else ``text`` when it has a blank line and ``lines`` when not (a file of one fact per line
+    is that many passages). Raises UnicodeDecodeError for a file that is none of these."""
     if path.suffix.lower() in EXTENSIONS:
         return EXTENSIONS[path.suffix.lower()]
-    try:
-        head = path.open("rb").read(4096)
-    except OSError as error:
-        raise KcardError(f"cannot read the corpus {path}: {error}") from None
-    if head.startswith(b"%PDF"):
+    if data.startswith(b"%PDF"):
         return "pdf"
-    if re.match(rb"\s*(<!doctype html|<html)", head, re.I):
+    if re.match(rb"\s*(<!doctype html|<html)", data[:4096], re.I):
         return "html"
-    try:
-        content = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise KcardError(f"cannot read the corpus {path}: {error}") from None
-    return "text" if any(not line.strip() for line in content.strip().splitlines()) else "lines"
+    return "text" if any(not line.strip() for line in data.decode("utf-8").strip().splitlines()) else "lines"
 
 
 def jsonl_passages(content: str, path: Path, source: str) -> list[Passage]:
@@ -282,12 +275,10 @@ def inline_text(token) -> str:
     """The words of an inline token: text, code, link and image text; breaks as spaces; no HTML."""
     parts = []
     for child in token.children or ():
-        if child.type in ("text", "code_inline"):
+        if child.type in ("text", "code_inline", "image"):  # an image's content is its alt text
             parts.append(child.content)
         elif child.type in ("softbreak", "hardbreak"):
             parts.append(" ")
-        elif child.type == "image":
-            parts.append(child.content)
     return one_line("".join(parts))
 
 
@@ -626,13 +617,11 @@ def describe(passages: list[Passage], name: str = "") -> tuple[str, str]:
     else ``name`` when the text holds each of its words (a card named after what it documents),
     else the document's title (the heading that opens most passages) when it is short; else empty.
     The description is the subject or title, the files, and the first top-level headings."""
-    from kcard_core.retrieval import subject as opening_subject
+    from kcard_core.retrieval import WORD, subject as opening_subject
 
-    texts = [passage.contextual() for passage in passages]
-    roots = [passage.headings[0] for passage in passages if passage.headings]
-    title = max(set(roots), key=roots.count) if roots and roots.count(max(set(roots), key=roots.count)) > len(
-        passages) / 2 else ""
-    words = set(re.findall(r"\w+", " ".join(texts).lower()))
+    roots = Counter(passage.headings[0] for passage in passages if passage.headings).most_common(1)
+    title = roots[0][0] if roots and roots[0][1] > len(passages) / 2 else ""
+    words = set(WORD.findall(" ".join(passage.contextual() for passage in passages).lower()))
     named = name if name and all(word in words for word in re.findall(r"[a-z0-9]+", name.lower())) else ""
     subject = (opening_subject([passage.text for passage in passages]) or named
                or (title if len(title.split()) <= 6 else ""))
@@ -640,7 +629,10 @@ def describe(passages: list[Passage], name: str = "") -> tuple[str, str]:
                                   if len(passage.headings) > (1 if title else 0)))
     files = list(dict.fromkeys(passage.source for passage in passages if passage.source))
     about = subject or title or name
-    parts = [f"{about} ({', '.join(files[:3])}{', …' if len(files) > 3 else ''})" if files else about]
-    if sections:
-        parts.append("; ".join(sections[:4]) + ("; …" if len(sections) > 4 else ""))
+    parts = [f"{about} ({first(files, 3, ', ')})" if files else about, first(sections, 4, "; ")]
     return subject, one_line(": ".join(part for part in parts if part))[:240]
+
+
+def first(items: list[str], count: int, separator: str) -> str:
+    """The first ``count`` of ``items`` joined, "…" after them when there are more."""
+    return separator.join(items[:count] + ["…"] * (len(items) > count))
