@@ -40,7 +40,7 @@ def run(args, cwd, env=None, timeout=1200) -> subprocess.CompletedProcess:
 
 def publish_section() -> list[list[str]]:
     """The console lines of the tutorial's "Publish it" section, split as a shell would."""
-    section = TUTORIAL.read_text().split("## 5. Publish it")[1]
+    section = re.split(r"^## \d+\. Publish it$", TUTORIAL.read_text(), flags=re.M)[1]
     blocks = re.findall(r"```console\n(.*?)```", section, flags=re.S)
     return [shlex.split(line[2:]) for block in blocks for line in block.splitlines() if line.startswith("$ ")]
 
