@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 import tomllib
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from kcard_core.artifacts import Artifact
 from kcard_core.backends import Adapted, Backend, Sampling
 from kcard_core.cache import GenerationCache
 from kcard_core.config import limit
-from kcard_core.documents import SEPARATOR, read_corpus, read_passages
+from kcard_core.documents import SEPARATOR, PassageFile, contextual_texts, read_corpus, read_passages
 from kcard_core.errors import KcardError
 from kcard_core.loading import load_object
 from kcard_core.text import complete_sentences, cue_form
@@ -24,6 +25,7 @@ if TYPE_CHECKING:  # langchain_core costs ~1 s to import: listing cards must not
 
     from kcard_core.retrieval import QuestionIndex
 
+logger = logging.getLogger(__name__)
 QUESTION_SLOT = re.compile(r"\{(?:query|cue)\}")  # where a prompt takes the question
 
 
@@ -155,28 +157,42 @@ class Card:
     def index(self) -> QuestionIndex | None:
         """The text this card holds, searchable (an LM card's evidence; a retrieval card's passages), or None:
         top-down-auto lets a card claim a question that names a word no other card's text holds, and
-        bottom-up asks only the card whose subject a question names."""
+        bottom-up asks only the card whose subject a question names. Loaded from the card's ``index``
+        artifact when it has one made by this kcard; else built once per machine (kcard's cache)."""
         if "index" not in self._built:  # the chain's bound copies and the factuality selector's find share it
             from kcard_core.retrieval import QuestionIndex
 
-            texts = self.passages()
-            self._built["index"] = None if texts is None else QuestionIndex(texts, self.manifest.retrieval.subject)
+            texts, subject, saved = self.passages(), self.manifest.retrieval.subject, self.manifest.artifacts.get("index")
+            index = None
+            if texts is not None and saved is not None:
+                try:
+                    index = QuestionIndex.load(saved.resolve(), texts, subject=subject)
+                except ValueError as error:
+                    logger.info("card %s: %s; building its index", self.name, error)
+            if texts is not None and index is None:
+                index = QuestionIndex.cached(texts, subject=subject)
+            self._built["index"] = index
         return self._built["index"]
 
-    def passages(self) -> list[str] | None:
+    def passages(self) -> Sequence[str] | None:
         """The text :meth:`index` searches: an LM card's evidence, or None without one."""
         return self.evidence() if self.evidence else None
 
     def find(self, query: str) -> list[str]:
         """The passages of the card's text that ``query`` finds, best first (none without a text): a
         retrieval card's document; for an LM card, evidence that its documents are checked against."""
+        index = self.index()
+        return [index.texts[position] for position in self.found(query)] if index else []
+
+    def found(self, query: str) -> list[int]:
+        """:meth:`find`'s passages, as their positions in :meth:`passages`."""
         settings, index = self.manifest.retrieval, self.index()
         if index is None:
             return []
-        found = index.scored(query, k=settings.passages, coverage=settings.coverage)
+        found = index.found(query, k=settings.passages, coverage=settings.coverage)
         if not found and index.names_subject(query):  # for this text, in other words than the text's
-            found = index.scored(query, k=settings.passages)
-        return [text for score, text in found if score >= settings.floor * found[0][0]]
+            found = index.found(query, k=settings.passages)
+        return [position for score, position in found if score >= settings.floor * found[0][0]]
 
     def with_backend(self, backend: Backend, settings: dict[str, Any] | None = None,
                      cache: GenerationCache | None = None) -> "Card":
@@ -279,20 +295,26 @@ class RetrievalCard(Card):
         # reordered them: MiniLM put "The Halvard Observatory is … on Mount Ceril" above "The
         # observatory was founded in 1896 by … Edith Sorrell" for "Who founded the Halvard
         # Observatory?", where BM25 had them the right way; together, the reader sees both.
-        kept = self.find(query)
-        sources = [self._built["sources"][text] for text in kept if text in self._built.get("sources", {})]
-        return [(" ".join(kept), {"sources": sources} if sources else {})] if kept else []
+        kept = self.found(query)
+        if not kept:
+            return []
+        texts, corpus = self.index().texts, self._built.get("corpus")
+        sources = [SEPARATOR.join(filter(None, (p.source, *p.headings))) for p in (corpus[i] for i in kept)] \
+            if corpus is not None else []
+        return [(" ".join(texts[i] for i in kept), {"sources": sources} if any(sources) else {})]
 
-    def passages(self) -> list[str]:
+    def passages(self) -> Sequence[str]:
         if self.manifest.corpus:
             return list(load_object(self.manifest.corpus)())
         if "corpus" not in self.manifest.artifacts:
             raise KcardError(f"retrieval card {self.name!r} names no corpus")
-        passages = read_passages(self.manifest.artifacts["corpus"].resolve())
-        # where each passage comes from (file › heading path), for the trace
-        self._built["sources"] = {p.contextual(): SEPARATOR.join(filter(None, (p.source, *p.headings)))
-                                  for p in passages}
-        return [passage.contextual() for passage in passages]
+        path = self.manifest.artifacts["corpus"].resolve()
+        # where each passage comes from (file › heading path), for the trace; the passages.jsonl that
+        # kcard new card writes beside an index is read a line at a time, when a question finds it
+        indexed = "index" in self.manifest.artifacts and path.suffix == ".jsonl"
+        corpus = PassageFile(path) if indexed else read_passages(path)
+        self._built["corpus"] = corpus
+        return contextual_texts(corpus)
 
 
 # a manifest's ``type`` -> the class that runs it: the core two, and those plugins add through the

@@ -23,7 +23,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Sequence
 
 from kcard_core.errors import KcardError
 from kcard_core.text import one_line, sentences
@@ -131,6 +131,52 @@ def read_corpus(paths: str | Path | Iterable[str | Path], format: str = "auto") 
 def passages_jsonl(passages: list[Passage]) -> str:
     """Passages as JSONL ({"text", "source", "headings"} a line), the ``jsonl`` format reads back."""
     return "".join(passage.to_json() + "\n" for passage in passages)
+
+
+class PassageFile(Sequence[Passage]):
+    """The passages of a file :func:`passages_jsonl` wrote, each parsed when asked for: a card of a
+    million passages opens in a moment and holds in memory only those a question finds.
+
+    Takes the file's path; guarantees ``len()`` is its number of lines and item ``i`` its line ``i``.
+    """
+
+    def __init__(self, path: str | Path):
+        import mmap
+
+        import numpy as np
+
+        self.path = Path(path)
+        with open(self.path, "rb") as handle:
+            self.data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) if self.path.stat().st_size else b""
+        ends = np.flatnonzero(np.frombuffer(self.data, dtype=np.uint8) == ord("\n")) if self.data else np.zeros(0)
+        if len(self.data) and self.data[-1:] != b"\n":
+            ends = np.append(ends, len(self.data))
+        self.ends = ends.astype(np.int64)
+
+    def __len__(self) -> int:
+        return len(self.ends)
+
+    def __getitem__(self, index: int) -> Passage:  # type: ignore[override]
+        index = range(len(self))[index]  # a negative index counts from the end; one past it raises IndexError
+        start = int(self.ends[index - 1]) + 1 if index else 0
+        line = self.data[start: int(self.ends[index])].decode("utf-8")
+        return jsonl_passages(line, self.path, "")[0]
+
+
+def contextual_texts(passages: Sequence[Passage]) -> Sequence[str]:
+    """``passages`` as :meth:`Passage.contextual` texts, each made when asked for."""
+    return _Contextual(passages)
+
+
+class _Contextual(Sequence[str]):
+    def __init__(self, passages: Sequence[Passage]):
+        self.passages = passages
+
+    def __len__(self) -> int:
+        return len(self.passages)
+
+    def __getitem__(self, index: int) -> str:  # type: ignore[override]
+        return self.passages[index].contextual()
 
 
 def read_file(path: Path, format: str, source: str, size: int) -> list[Passage]:

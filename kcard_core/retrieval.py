@@ -1,13 +1,21 @@
-"""A small BM25 index (no network, no extra package): evidence for fact-checking, and retrieval cards."""
+"""BM25 indexes, built once and saved: evidence for fact-checking, and retrieval cards."""
 
 from __future__ import annotations
 
+import hashlib
+import io
 import logging
 import math
+import os
 import re
-from collections import Counter
-from typing import Callable
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO, Callable, Sequence
 
+import numpy as np
+
+from kcard_core.config import cache_dir
 from kcard_core.text import sentences
 
 logger = logging.getLogger(__name__)
@@ -64,19 +72,23 @@ def stem(word: str) -> str:
 
 
 class BM25:
-    """Claims against evidence sentences (fact-checking); :class:`QuestionIndex` for questions."""
+    """Texts scored against a query by Okapi BM25 (k1 = 1.5, b = 0.75, Lucene's idf); claims against
+    evidence sentences here (fact-checking), :class:`QuestionIndex` for questions.
+
+    The scores are a sparse term-by-text matrix that bm25s builds once; :meth:`save` writes it to one
+    ``.npz`` file and :meth:`load` (numpy alone) reads it back with texts from anywhere that indexes
+    by position, so a process that asks neither tokenises nor holds the whole corpus.
+    """
 
     subject: frozenset[str] | set[str] = frozenset()  # words that every text is about: each text holds them in coverage
+    TOKENS = "words-1"  # names what terms() makes: a saved index made another way is not loaded
 
-    def __init__(self, texts: list[str], k1: float = 1.5, b: float = 0.75):
+    def __init__(self, texts: Sequence[str], *, postings: Postings | None = None):
         self.texts = texts
-        self.k1, self.b = k1, b
-        self.counts = [Counter(self.terms(text)) for text in texts]
-        self.lengths = [sum(c.values()) for c in self.counts]
-        self.average = sum(self.lengths) / max(1, len(texts))
-        frequency = Counter(word for counts in self.counts for word in counts)
-        self.idf = {w: math.log(1 + (len(texts) - f + 0.5) / (f + 0.5)) for w, f in frequency.items()}
-        self.rank = self.idf  # a word's weight in a text's score (its weight in coverage is its idf)
+        self.postings = postings or Postings.build([self.terms(text) for text in texts])
+        self.vocab = self.postings.vocab
+        self.idf = self.postings.idf()
+        self.rank = np.ones(len(self.idf))  # a word's share of its weight in a text's score
 
     def terms(self, text: str) -> list[str]:
         return words(text)
@@ -91,20 +103,114 @@ class BM25:
         """The ``k`` best (score, text) pairs, best first, of the texts that hold at least ``coverage``
         of the query's words, weighted by their rarity (a word no text has counts as the rarest; a
         word of the :attr:`subject` as held by every text)."""
+        return [(score, self.texts[index]) for score, index in self.found(query, k, coverage)]
+
+    def found(self, query: str, k: int = 3, coverage: float = 0.0) -> list[tuple[float, int]]:
+        """:meth:`scored` with each text's position in :attr:`texts` (ties: the later text first)."""
         asked = self.query_terms(query)
-        terms = asked & self.idf.keys()
         rarest = math.log(1 + (len(self.texts) + 0.5) / 0.5)
-        weight = {t: self.idf.get(t, rarest) for t in asked}
-        needed = coverage * sum(weight.values())
-        scores = []
-        for index, counts in enumerate(self.counts):
-            if sum(weight[t] for t in terms if t in counts or t in self.subject) < needed:
-                continue
-            norm = self.k1 * (1 - self.b + self.b * self.lengths[index] / self.average)
-            score = sum(self.rank[t] * counts[t] * (self.k1 + 1) / (counts[t] + norm) for t in terms if t in counts)
-            if score > 0:
-                scores.append((score, index))
-        return [(score, self.texts[index]) for score, index in sorted(scores, reverse=True)[:k]]
+        ids = {term: self.vocab[term] for term in asked if term in self.vocab}
+        weight = {term: float(self.idf[ids[term]]) if term in ids else rarest for term in asked}
+        held = np.full(len(self.texts), sum(weight[term] for term in ids if term in self.subject), dtype=float)
+        score = np.zeros(len(self.texts))
+        for term, id in ids.items():
+            texts, scores = self.postings.column(id)
+            score[texts] += scores * self.rank[id]
+            if term not in self.subject:
+                held[texts] += weight[term]
+        passing = np.flatnonzero((held >= coverage * sum(weight.values()) - 1e-9) & (score > 0))
+        if len(passing) > k:  # the k best, and all that tie with the k-th
+            passing = passing[score[passing] >= np.partition(score[passing], -k)[-k]]
+        best = passing[np.lexsort((-passing, -score[passing]))][:k]
+        return [(float(score[index]), int(index)) for index in best]
+
+    def save(self, path: str | Path) -> None:
+        """Write the index (not its texts) to ``path``, an ``.npz`` file, atomically."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".npz", delete=False) as handle:
+            self.postings.write(handle, self.TOKENS)
+        os.replace(handle.name, path)
+
+    def to_bytes(self) -> bytes:
+        """What :meth:`save` writes."""
+        buffer = io.BytesIO()
+        self.postings.write(buffer, self.TOKENS)
+        return buffer.getvalue()
+
+    @classmethod
+    def load(cls, path: str | Path, texts: Sequence[str], **kwargs) -> "BM25":
+        """The index :meth:`save` wrote, over ``texts`` (the same texts, in the same order).
+        Raises ValueError when the file is no such index, was made with other :meth:`terms` or holds
+        another number of texts."""
+        return cls(texts, postings=Postings.load(path, cls.TOKENS, len(texts)), **kwargs)
+
+    @classmethod
+    def cached(cls, texts: Sequence[str], **kwargs) -> "BM25":
+        """The index of ``texts``, built once per machine: saved under kcard's cache, keyed by the texts."""
+        digest = hashlib.sha256(cls.TOKENS.encode())
+        for text in texts:
+            digest.update(text.encode())
+            digest.update(b"\0")
+        path = cache_dir() / "indexes" / f"{digest.hexdigest()}.npz"
+        try:
+            return cls.load(path, texts, **kwargs)
+        except (OSError, ValueError):
+            index = cls(texts, **kwargs)
+            index.save(path)
+            return index
+
+
+@dataclass
+class Postings:
+    """The BM25 score matrix: for each term (an id in ``vocab``), the texts that hold it (``indices``)
+    and its part of their score, idf × tf part (``data``), column by column (``indptr``), as bm25s builds it."""
+
+    vocab: dict[str, int]
+    data: np.ndarray
+    indices: np.ndarray
+    indptr: np.ndarray
+    count: int  # texts
+
+    @classmethod
+    def build(cls, terms: list[list[str]]) -> "Postings":
+        import bm25s
+
+        if not any(terms):  # bm25s needs a word
+            return cls({}, np.zeros(0, np.float32), np.zeros(0, np.int32), np.zeros(1, np.int64), len(terms))
+        model = bm25s.BM25(k1=1.5, b=0.75, method="lucene", csc_backend="numpy")
+        model.index(terms, show_progress=False)
+        scores = model.scores
+        return cls(model.vocab_dict, scores["data"], scores["indices"], scores["indptr"], len(terms))
+
+    def column(self, id: int) -> tuple[np.ndarray, np.ndarray]:
+        """(the texts that hold term ``id``, its part of their scores)."""
+        if id + 1 >= len(self.indptr):  # bm25s's empty term has no column
+            return self.indices[:0], self.data[:0]
+        start, end = self.indptr[id], self.indptr[id + 1]
+        return self.indices[start:end], self.data[start:end]
+
+    def idf(self) -> np.ndarray:
+        """Each term's idf, log(1 + (N - df + 0.5) / (df + 0.5)), by id."""
+        held = np.zeros(len(self.vocab))
+        frequency = np.diff(self.indptr)
+        held[: len(frequency)] = frequency
+        return np.log(1 + (self.count - held + 0.5) / (held + 0.5))
+
+    def write(self, handle: BinaryIO, tokens: str) -> None:
+        """Write the matrix, its vocabulary and ``tokens`` (how its terms were made) as one ``.npz``."""
+        vocab = "\n".join(sorted(self.vocab, key=self.vocab.get)).encode()
+        np.savez(handle, data=self.data, indices=self.indices, indptr=self.indptr, count=self.count,
+                 vocab=np.frombuffer(vocab, dtype=np.uint8), tokens=np.frombuffer(tokens.encode(), dtype=np.uint8))
+
+    @classmethod
+    def load(cls, path: str | Path, tokens: str, count: int) -> "Postings":
+        with np.load(path, allow_pickle=False) as saved:
+            if saved["tokens"].tobytes().decode() != tokens or int(saved["count"]) != count:
+                raise ValueError(f"{path} is an index of other texts or made by another version of kcard")
+            terms = saved["vocab"].tobytes().decode().split("\n")
+            return cls({term: id for id, term in enumerate(terms)}, saved["data"], saved["indices"],
+                       saved["indptr"], count)
 
 
 def pairs(text: str, leave_out: frozenset[str] = STOPWORDS) -> set[str]:
@@ -130,10 +236,13 @@ class QuestionIndex(BM25):
     eight texts.
     """
 
-    def __init__(self, texts: list[str], subject: str = ""):
-        super().__init__(texts)
-        self.subject = set(self.terms(subject)) & self.idf.keys()
-        self.rank = {**self.idf, **{term: self.idf[term] / 2 for term in self.subject}}
+    TOKENS = "stems-1"
+
+    def __init__(self, texts: Sequence[str], subject: str = "", *, postings: Postings | None = None):
+        super().__init__(texts, postings=postings)
+        self.subject = set(self.terms(subject)) & self.vocab.keys()
+        for term in self.subject:
+            self.rank[self.vocab[term]] = 0.5
 
     def names_subject(self, query: str) -> bool:
         """Whether ``query`` names the whole text's subject: such a question is for this text even
@@ -151,11 +260,12 @@ class QuestionIndex(BM25):
         """Whether a passage holds ``term``: a word of :meth:`query_terms` or a pair of :func:`pairs`
         (looked for only in the passages that hold both words: a big card's every pair took 2 s)."""
         if " " not in term:
-            return term in self.idf
+            return term in self.vocab
         first, second = term.split()
-        return first in self.idf and second in self.idf and any(
-            first in counts and second in counts and term in pairs(text)
-            for counts, text in zip(self.counts, self.texts))
+        if first not in self.vocab or second not in self.vocab:
+            return False
+        both = np.intersect1d(self.postings.column(self.vocab[first])[0], self.postings.column(self.vocab[second])[0])
+        return any(term in pairs(self.texts[index]) for index in both)
 
 
 def claimants(query: str, indexes: dict[str, QuestionIndex], coverage: float = 0.5) -> dict[str, list[str]]:
@@ -201,7 +311,8 @@ def index_for(corpora: dict[str, Callable[[], list[str]]]) -> BM25 | None:
     if not key:
         return None
     if key not in _indexes:
-        _indexes[key] = BM25([part for name in key for text in _texts(name, corpora[name]) for part in windows(text)])
+        _indexes[key] = BM25.cached([part for name in key for text in _texts(name, corpora[name])
+                                     for part in windows(text)])
     return _indexes[key]
 
 

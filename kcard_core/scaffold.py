@@ -54,8 +54,12 @@ def render_card(name: str, *, description: str | None = None, model: str | None 
     if corpus:
         read = read_passages(corpus, corpus_format)
         proposed_subject, proposed_description = describe(read, name)
+        from kcard_core.retrieval import QuestionIndex
+
         passages = passages_jsonl(read).encode()
+        index = QuestionIndex([passage.contextual() for passage in read]).to_bytes()
         context.update(type="retrieval", corpus_sha256=hashlib.sha256(passages).hexdigest(),
+                       index_sha256=hashlib.sha256(index).hexdigest(),
                        subject=one_line(subject) if subject is not None else proposed_subject)
         context.setdefault("description", proposed_description)
     try:
@@ -74,6 +78,7 @@ def render_card(name: str, *, description: str | None = None, model: str | None 
             adopt_trained(Path(trained), module, name, context.get("description"), subject)
         if passages is not None:
             (module / "passages.jsonl").write_bytes(passages)
+            (module / "passages.index.npz").write_bytes(index)
         CardManifest.from_file(module / "card.toml")  # what was written parses, or nothing is left behind
         folder.rename(target)
     except KcardError:

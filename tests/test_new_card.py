@@ -95,12 +95,14 @@ def test_a_retrieval_card_from_your_text(tmp_path, format, text, count):
     about = "Brill Mill" if "Brill" in text else "notes"  # the name it opens with, else the card's
     assert manifest["type"] == "retrieval" and manifest["description"] == f"{about} (notes.txt)"
     assert manifest["artifacts"]["corpus"] == {"file": "passages.jsonl", "sha256": sha256_of(module / "passages.jsonl")}
+    assert manifest["artifacts"]["index"] == {"file": "passages.index.npz",
+                                              "sha256": sha256_of(module / "passages.index.npz")}
     passages = [json.loads(line)["text"] for line in (module / "passages.jsonl").read_text().splitlines()]
     assert len(passages) == count and "\n" not in "".join(passages)
     assert manifest["retrieval"]["subject"] == ("Brill Mill" if "Brill" in text else "")  # the name it opens with
     project = tomllib.loads((package / "pyproject.toml").read_text())
     assert project["project"]["dependencies"] == ["kcard"]  # BM25 needs no model backend
-    assert "*.jsonl" in project["tool"]["setuptools"]["package-data"]["kcard_card_notes"]
+    assert {"*.jsonl", "*.npz"} <= set(project["tool"]["setuptools"]["package-data"]["kcard_card_notes"])
 
 
 def test_new_card_proposes_a_subject_reports_none_and_takes_one(tmp_path):
