@@ -67,7 +67,7 @@ from kcard_core.chains.prompts import bottom_up_prompt
 from kcard_core.evaluation.metrics import contains_answer
 from kcard_core.plugins import get_registry
 from kcard_core.scaffold import render_card
-from kcard_core.text import read_corpus
+from kcard_core.documents import read_corpus
 from kcard_core.trace import Trace
 from kcard_train import memorise
 
