@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import logging
@@ -42,33 +43,17 @@ def words(text: str, word: re.Pattern = WORD) -> list[str]:
 QUESTION_WORDS = frozenset("year name named called kind type long many much".split())
 
 
-# past forms that no suffix strip meets ("Who began building Castle Tarrow?" for "It was begun in
-# 1284 by …"); none that is also a common noun or adjective ("fell", "found", "saw", "felt")
-IRREGULAR = {past: verb for verb, pasts in (entry.split(":") for entry in """
-    begin:began,begun build:built buy:bought sell:sold make:made run:ran win:won write:wrote,written
-    give:gave,given take:took,taken hold:held keep:kept stand:stood rise:rose,risen lose:lost lead:led
-    leave:left sink:sank,sunk draw:drew,drawn grow:grew,grown pay:paid lay:laid spend:spent send:sent
-    meet:met bring:brought teach:taught choose:chose,chosen fight:fought strike:struck wear:wore,worn
-    ring:rang,rung sing:sang,sung hang:hung break:broke,broken speak:spoke,spoken drive:drove,driven
-    ride:rode,ridden know:knew,known throw:threw,thrown become:became come:came go:went,gone tell:told
-    say:said think:thought dig:dug bear:bore,borne fly:flew,flown shake:shook,shaken sweep:swept
-    burn:burnt light:lit shine:shone eat:ate,eaten fall:fallen forget:forgot,forgotten hide:hid,hidden
-    """.split()) for past in pasts.split(",")}
+@functools.cache
+def _stemmer():
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
 
 
 def stem(word: str) -> str:
-    """A crude suffix strip, the same on both sides: "stands" meets "stand", "founded" meets "found",
-    "beginning" meets "begin" (a doubled consonant undone), and so does "begun" (:data:`IRREGULAR`)."""
-    if word in IRREGULAR:
-        return IRREGULAR[word]
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        word = word[:-1]
-    for suffix in ("ed", "ing"):
-        if len(word) > len(suffix) + 3 and word.endswith(suffix):
-            word = word[: -len(suffix)]
-            doubled = word[-1] == word[-2] and word[-1] not in "lsz"  # "beginning", not "filled"
-            return word[:-1] if doubled else word
-    return word
+    """The word's Snowball stem (the Porter2 English stemmer, by PyStemmer), the same on both sides:
+    "stands" meets "stand", "released" meets "release", "beginning" meets "begin"."""
+    return _stemmer().stemWord(word)
 
 
 class BM25:
@@ -236,7 +221,7 @@ class QuestionIndex(BM25):
     eight texts.
     """
 
-    TOKENS = "stems-1"
+    TOKENS = "snowball-english-1"
 
     def __init__(self, texts: Sequence[str], subject: str = "", *, postings: Postings | None = None):
         super().__init__(texts, postings=postings)

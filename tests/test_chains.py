@@ -163,10 +163,10 @@ def test_top_down_auto_gives_a_question_to_the_card_whose_text_alone_holds_its_w
     chain = TopDown(llm, cards, ByLength(name="factuality"), n1=1, examples=[])
     trace = chain.invoke("How wide is the lens of the Sorrell Refractor?")["trace"]
     assert trace.cards[0].card == "observatory"
-    assert trace.cards[0].why == ("only its text holds 'len', 'refractor', 'sorrell', 'sorrell refractor', 'wide' "
+    assert trace.cards[0].why == ("only its text holds 'len', 'refractor', 'sorrel', 'sorrel refractor', 'wide' "
                                   "of the question")
     assert trace.turns[-1].details["claims"] == {
-        "observatory": ["len", "refractor", "sorrell", "sorrell refractor", "wide"]}
+        "observatory": ["len", "refractor", "sorrel", "sorrel refractor", "wide"]}
     llm = FakeListLLM(responses=["Yes", "The results of the elections", "Warnock"])  # no claim: descriptions
     chain = TopDown(llm, cards, ByLength(name="factuality"), n1=1, examples=[])
     trace = chain.invoke("Which party did best?")["trace"]
