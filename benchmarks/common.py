@@ -48,6 +48,26 @@ def write_result(name: str, result: dict, report: str) -> None:
     print(report)
 
 
+def train_card(text: Path, name: str, out: Path, options: list[str] = ()) -> dict:
+    """`kcard train TEXT --name NAME --out OUT` at its defaults (plus ``options``) in a child process,
+    so that its wall time and peak memory are its own; the figures the row records."""
+    import tomllib
+
+    started = time.perf_counter()
+    child = subprocess.Popen([sys.executable, "-m", "kcard_core", "train", str(text), "--name", name, "--out",
+                              str(out), *options], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    output = child.stdout.read()
+    # this child's own peak (RUSAGE_CHILDREN's is the largest of every child so far: one run's rows all had the first's)
+    _, status, usage = os.wait4(child.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(output)
+    print(output, file=sys.stderr)
+    trained = tomllib.loads((out / "card.toml").read_text())["training"]
+    return {"train_seconds": round(time.perf_counter() - started, 1), "recall": trained["recall"],
+            "recall_by_epoch": trained.get("recall_by_epoch"), "train_steps": trained["steps"],
+            "train_peak_rss_mb": round(usage.ru_maxrss / 1024), "train_options": list(options)}
+
+
 def run_seconds(command: list[str], env: dict | None = None, repeat: int = 5) -> float:
     """Median wall time of a command."""
     times = []

@@ -49,17 +49,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
-import subprocess
-import sys
 import tempfile
 import time
-import tomllib
 from pathlib import Path
 
 from langchain_core.documents import Document
 
-from common import HERE, write_result
+from common import HERE, train_card, write_result
 from kcard_core import defaults
 from kcard_core.cards import Card
 from kcard_core.chains import build_chain
@@ -110,22 +106,7 @@ def build(corpus: str, kind: str, work: Path, train_options: list[str]) -> tuple
                               no_input=True)
         return Card.from_manifest(package / f"kcard_card_{corpus}" / "card.toml"), {}
     out = work / f"{corpus}-card"
-    started = time.perf_counter()
-    child = subprocess.Popen([sys.executable, "-m", "kcard_core", "train", str(text), "--name", corpus, "--out",
-                              str(out), *train_options], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    output = child.stdout.read()
-    # this child's own peak (RUSAGE_CHILDREN's is the largest of every child so far: one run's rows all had the first's)
-    _, status, usage = os.wait4(child.pid, 0)
-    child.returncode = os.waitstatus_to_exitcode(status)
-    if child.returncode != 0:
-        raise SystemExit(output)
-    print(output, file=sys.stderr)
-    trained = tomllib.loads((out / "card.toml").read_text())["training"]
-    stats = {"train_seconds": round(time.perf_counter() - started, 1), "recall": trained["recall"],
-             "recall_by_epoch": trained.get("recall_by_epoch"),
-             "train_steps": trained["steps"],
-             "train_peak_rss_mb": round(usage.ru_maxrss / 1024),
-             "train_options": train_options}
+    stats = train_card(text, corpus, out, train_options)
     package = render_card(corpus, trained=str(out), description=DESCRIPTIONS[corpus], output_dir=str(work),
                           no_input=True)
     return Card.from_manifest(package / f"kcard_card_{corpus}" / "card.toml"), stats

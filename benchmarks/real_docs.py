@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import HERE, write_result
+from common import HERE, train_card, write_result
 from kcard_core.cards import Card
 from kcard_core.chains import build_chain
 from kcard_core import documents
@@ -55,6 +55,16 @@ def build(document: str, file: Path, work: Path, format: str) -> tuple[Card, dic
     card.index()  # built here, so that its time is in build_seconds
     return card, {"build_seconds": round(time.perf_counter() - started, 2), "passages": len(card.passages()),
                   "subject": card.manifest.retrieval.subject, "description": card.manifest.description}
+
+
+def train(document: str, file: Path, work: Path) -> tuple[Card, dict]:
+    """The LM card a user gets from the document: `kcard train FILE` at its defaults, then
+    `kcard new card NAME --from DIR` (the description and subject kcard train proposes)."""
+    name = SOURCES[document][3]
+    stats = train_card(file, name, work / "trained")
+    package = render_card(name, trained=str(work / "trained"), output_dir=str(work), no_input=True)
+    card = Card.from_manifest(package / f"kcard_card_{name.replace('-', '_')}" / "card.toml")
+    return card, {**stats, "subject": card.manifest.retrieval.subject, "description": card.manifest.description}
 
 
 def ask(document: str, card: Card | None, modes: list[str]) -> dict:
@@ -90,17 +100,17 @@ def read_wrong(missed: list[dict]) -> int:
 
 
 def report(rows: list[dict]) -> str:
-    lines = ["| document | format | split | passages | with --card | bottom-up | top-down-auto | vanilla "
-             "| --card misses with the answer in the knowledge | build s | s / question (card, bottom-up, top-down) |",
-             "|---" * 11 + "|"]
+    lines = ["| document | card | format | split | passages | with --card | bottom-up | top-down-auto | vanilla "
+             "| --card misses with the answer in the knowledge | build (train) s | s / question (card, bottom-up, "
+             "top-down) |", "|---" * 12 + "|"]
     vanilla = {r["document"]: r.get("right_vanilla", "–") for r in rows if r["kind"] == "vanilla"}
-    for r in (r for r in rows if r["kind"] == "retrieval"):
+    for r in (r for r in rows if r["kind"] != "vanilla"):
         seconds = ", ".join(str(r.get(f"query_seconds_{key}", "–")) for key in MODES)
-        lines.append(f"| {r['document']} | {r['format']} | {r['split']} | {r.get('passages', '–')} "
+        lines.append(f"| {r['document']} | {r['kind']} | {r['format']} | {r['split']} | {r.get('passages', '–')} "
                      f"| {r.get('right_with_card', '–')} | {r.get('right_bottom_up', '–')} "
                      f"| {r.get('right_top_down_auto', '–')} | {vanilla.get(r['document'], '–')} "
                      f"| {read_wrong(r.get('missed_card', []))} of {len(r.get('missed_card', []))} "
-                     f"| {r.get('build_seconds', '–')} | {seconds} |")
+                     f"| {r['train_seconds'] or r.get('build_seconds', '–')} | {seconds} |")
     return f"""# Cards from real documents
 
 Ten real documents used as they ship (benchmarks/real_docs/sources.py), 20 questions each (right of
@@ -151,6 +161,8 @@ def main() -> None:
     parser.add_argument("--split", choices=["tuning", "held-out"], default="tuning")
     parser.add_argument("--mode", action="append", choices=[*MODES, "vanilla"],
                         help="card, bottom_up, top_down_auto, vanilla (default: all)")
+    parser.add_argument("--kind", action="append", choices=["retrieval", "lm", "vanilla"],
+                        help="which cards (default: retrieval and vanilla; lm trains one with kcard train)")
     parser.add_argument("--format", default="auto", help="force a reader (default: auto)")
     parser.add_argument("--passage-chars", type=int, help="passages of at most this many characters (a probe)")
     parser.add_argument("--dry", action="store_true", help="print rows, do not record them")
@@ -165,13 +177,13 @@ def main() -> None:
     for document in names:
         with tempfile.TemporaryDirectory() as work:
             file = extract(document, Path(work) / "docs")
-            kinds = ["retrieval"] * bool(set(modes) & set(MODES)) + ["vanilla"] * ("vanilla" in modes)
+            kinds = args.kind or ["retrieval"] * bool(set(modes) & set(MODES)) + ["vanilla"] * ("vanilla" in modes)
             for kind in kinds:
-                card, stats = build(document, file, Path(work), args.format) if kind == "retrieval" else (None, {})
+                card, stats = (build(document, file, Path(work), args.format) if kind == "retrieval" else
+                               train(document, file, Path(work)) if kind == "lm" else (None, {}))
                 row = {"document": document, "split": SOURCES[document][2], "kind": kind, "questions": 20,
                        "format": documents.detect(file, file.read_bytes()) if args.format == "auto" else args.format,
-                       **stats,
-                       "train_seconds": None, **ask(document, card, [m for m in modes if m in MODES])}
+                       "train_seconds": None, **stats, **ask(document, card, [m for m in modes if m in MODES])}
                 print(json.dumps({k: v for k, v in row.items() if not k.startswith("missed")}), flush=True)
                 if not args.dry:
                     rows = [r for r in rows if (r["document"], r["kind"]) != (document, kind)] + [row]
