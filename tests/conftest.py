@@ -18,10 +18,10 @@ from kcard_core.backends import Backend, BackendStatus, Sampling
 from kcard_core.testing import free_port
 
 
-# Rebuildable, content-keyed files that take a minute to make (dequantized models, llama.cpp's
-# converter, assembled weights) are shared with the machine's kcard cache; nothing else is.
+# Rebuildable, content-keyed files that take a minute to make (dequantized models, assembled
+# weights) are shared with the machine's kcard cache; nothing else is.
 SHARED_CACHE = Path(os.environ.get("KCARD_TEST_SHARED_CACHE", Path.home() / ".cache" / "kcard"))
-SHARED_FOLDERS = ("transformers", "llama-cpp-convert", "sdist", "artifacts")
+SHARED_FOLDERS = ("transformers", "artifacts")
 
 
 @pytest.fixture(autouse=True)

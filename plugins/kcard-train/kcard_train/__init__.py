@@ -35,8 +35,10 @@ from kcard_core.documents import FORMATS
 @click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Learning rate [the preset's; LoRA: 1e-3].")
 @click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--max-minutes", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Stop training after this long, keeping the pass that recalled most so far.")
 def train(corpus, name, out_dir, description, corpus_format, base, preset, lora, lora_rank, epochs, cues, steps,
-          seq_len, batch_size, lr, seed):
+          seq_len, batch_size, lr, seed, max_minutes):
     """Train a small causal LM on CORPUS (files or folders, read as `kcard new card --corpus` reads them) and
     write a card.
 
@@ -57,13 +59,14 @@ def train(corpus, name, out_dir, description, corpus_format, base, preset, lora,
     elif epochs is not None:
         overrides.update(steps=None)
     result = train_card(list(corpus), name=name, out_dir=out_dir, base=base, description=description,
-                        recipe=PRESETS[preset].with_(**overrides), corpus_format=corpus_format)
+                        recipe=PRESETS[preset].with_(**overrides), corpus_format=corpus_format,
+                        max_minutes=max_minutes)
     recalled, passages = map(int, result["recall"].split("/"))
     curve = result.get("recall_by_epoch")
     after_each = f" (after each pass: {', '.join(map(str, curve))})" if curve else ""
     click.echo(f"recall {recalled}/{passages} passages{after_each}; perplexity of {result['perplexity_of']} "
                f"{result['perplexity_before']:.1f} → {result['perplexity_after']:.1f}; {result['steps']} steps in "
-               f"{result['seconds']:.0f} s")
+               f"{result['seconds']:.0f} s, peak memory {result['peak_gb']:.1f} GB")
     for miss in result["recall_misses"][:5]:
         click.echo(f"  not recalled: asked {miss['asked']!r}, expected {', '.join(miss['expected'])}, "
                    f"wrote {miss['written'][:60]!r}")

@@ -4,8 +4,9 @@ Presets: "memorise" (the default) teaches a small corpus well enough that the ca
 back when asked (kcard_train/memorise.py: cued passages, loss on the passage, stop at full recall);
 "cpu" continues pre-training on a large corpus (SmolLM2-135M: ~2.8 s a step at seq 128 × batch 4 on
 2 cores); "paper" is the Knowledge Card paper's recipe (OPT-1.3B there) for a machine with a GPU.
-Output, full training: model.gguf converted with llama.cpp's own converter (llama.cpp reads it, and
-transformers through a dequantized copy) and hf/ (safetensors, for further training).
+Output, full training: model.gguf, written by kcard_train/gguf_file.py with the base GGUF's tokenizer
+(llama.cpp reads it, and transformers through a dequantized copy), and hf/ (safetensors, for further
+training).
 Output, LoRA: the adapter as PEFT safetensors (peft/, for transformers) and as a GGUF adapter
 (adapter.gguf, for llama.cpp), both over the unchanged base model. A card.toml names every artifact
 with its sha256. No pickle files.
@@ -17,9 +18,8 @@ import hashlib
 import json
 import math
 import random
-import subprocess
+import resource
 import sys
-import tarfile
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -28,16 +28,11 @@ import click
 import torch
 
 from kcard_core.artifacts import Artifact, sha256_of
-from kcard_core.config import cache_dir
 from kcard_core.documents import describe, passages_jsonl, read_passages
 from kcard_core.errors import KcardError
 from kcard_core.models import BASE_MODELS, resolve_model
-from kcard_train import memorise
+from kcard_train import gguf_file, memorise
 from kcard_transformers.backend import resolved_device, weights_folder
-
-LLAMA_CPP_VERSION = "0.3.36"  # its source distribution carries llama.cpp's GGUF converter (MIT)
-LLAMA_CPP_SHA256 = "832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e"  # that sdist, from PyPI
-
 
 @dataclass(frozen=True)
 class Recipe:
@@ -166,11 +161,42 @@ def recall(model, tokenizer, probes: list[tuple[str, list[str]]], batch_size: in
     return {"recalled": len(probes) - len(misses), "passages": len(probes), "misses": misses}
 
 
-def optimise(model, ids: torch.Tensor, labels: torch.Tensor, recipe: Recipe, check=None) -> list[float]:
+def schedule_of(recipe: Recipe, rows: int) -> tuple[int, int]:
+    """(steps a pass over ``rows`` takes, steps in all)."""
+    epoch = math.ceil(rows / recipe.batch_size)
+    return epoch, recipe.steps or math.ceil(recipe.epochs * epoch)
+
+
+def estimate(model, tokenizer, ids: torch.Tensor, labels: torch.Tensor, recipe: Recipe,
+             probes: list[tuple[str, list[str]]]) -> tuple[float, float]:
+    """(seconds, peak GB) that training will take at most, on this machine: one step timed (forward,
+    backward and an AdamW update at learning rate 0, which changes no weight), and with cues one
+    batch of the recall check that follows each pass; memory as that step used it (AdamW's moments
+    included), plus the best pass's copy."""
+    epoch, steps = schedule_of(recipe, len(ids))
+    trained = [parameter for parameter in model.parameters() if parameter.requires_grad]
+    optimizer = torch.optim.AdamW(trained, lr=0.0)
+    rows = torch.randperm(len(ids), generator=torch.Generator().manual_seed(recipe.seed))[:recipe.batch_size]
+    started = time.perf_counter()
+    loss_of(model, ids[rows], labels[rows]).backward()
+    optimizer.step()
+    step = time.perf_counter() - started
+    optimizer.zero_grad(set_to_none=True)
+    checking = 0.0
+    if recipe.cues and probes:
+        started = time.perf_counter()
+        recall(model, tokenizer, probes[:16])
+        checking = (time.perf_counter() - started) * math.ceil(len(probes) / 16) * math.ceil(steps / epoch)
+    weights = sum(parameter.numel() for parameter in trained)
+    return steps * step + checking, peak_gb() + weights * 2 / 2**30  # the step held AdamW's moments; the copy: fp16
+
+
+def optimise(model, ids: torch.Tensor, labels: torch.Tensor, recipe: Recipe, check=None,
+             deadline: float | None = None) -> list[float]:
     """AdamW with warm-up and linear decay; ``check()`` runs after each epoch and after the last step,
-    and returns True to stop."""
-    epoch = math.ceil(len(ids) / recipe.batch_size)
-    steps = recipe.steps or math.ceil(recipe.epochs * epoch)
+    and returns True to stop. At ``deadline`` (a time.monotonic() value) training stops after a last
+    ``check()``."""
+    epoch, steps = schedule_of(recipe, len(ids))
     trained = [parameter for parameter in model.parameters() if parameter.requires_grad]  # LoRA: the adapter's
     optimizer = torch.optim.AdamW(trained, lr=recipe.lr, betas=recipe.betas, eps=recipe.adam_eps,
                                   weight_decay=recipe.weight_decay)
@@ -193,44 +219,37 @@ def optimise(model, ids: torch.Tensor, labels: torch.Tensor, recipe: Recipe, che
             schedule.step()
             optimizer.zero_grad()
             losses.append(loss.item())
-            if check and ((step + 1) % epoch == 0 or step + 1 == steps) and check():
+            late = deadline is not None and time.monotonic() > deadline
+            if late and check:
+                check()
+            if late or check and ((step + 1) % epoch == 0 or step + 1 == steps) and check():
                 break
     return losses
 
 
-def converter() -> Path:
-    """llama.cpp's convert_hf_to_gguf.py, unpacked once from llama-cpp-python's source distribution:
-    that exact release, refused unless its sha256 is the one pinned here."""
-    folder = cache_dir() / "llama-cpp-convert"
-    if (folder / "convert_lora_to_gguf.py").exists():
-        return folder
-    download = cache_dir() / "sdist"
-    archive_path = download / f"llama_cpp_python-{LLAMA_CPP_VERSION}.tar.gz"
-    if not archive_path.exists():
-        click.echo(f"fetching llama.cpp's GGUF converter (llama-cpp-python {LLAMA_CPP_VERSION} source, once)", err=True)
-        download.mkdir(parents=True, exist_ok=True)
-        pinned = download / "requirements.txt"
-        pinned.write_text(f"llama-cpp-python=={LLAMA_CPP_VERSION} --hash=sha256:{LLAMA_CPP_SHA256}\n")
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
-                        "--require-hashes", "-r", str(pinned), "-d", str(download)], check=True)
-    if sha256_of(archive_path) != LLAMA_CPP_SHA256:
-        archive_path.unlink()
-        raise KcardError(f"{archive_path.name} does not match its pinned sha256: removed; run again to fetch it anew")
-    prefix = f"llama_cpp_python-{LLAMA_CPP_VERSION}/vendor/llama.cpp/"
-    wanted = ("convert_hf_to_gguf.py", "convert_lora_to_gguf.py", "gguf-py/", "conversion/")
-    with tarfile.open(archive_path) as archive:
-        members = [m for m in archive.getmembers() if m.name.startswith(prefix) and m.name[len(prefix):].startswith(wanted)]
-        for member in members:
-            member.name = member.name[len(prefix):]
-        archive.extractall(folder, members=members, filter="data")
-    return folder
+class BestPass:
+    """The trained weights of the pass that recalled most: :meth:`offer` after each pass, :meth:`restore`
+    at the end. The weights are kept on the CPU in half precision (a 135M model: 0.27 GB)."""
+
+    def __init__(self):
+        self.recalled, self.number, self.weights = -1, 0, None
+
+    def offer(self, model, recalled: int, number: int) -> None:
+        if recalled > self.recalled:
+            self.recalled, self.number = recalled, number
+            self.weights = {name: parameter.detach().to("cpu", torch.float16, copy=True)
+                            for name, parameter in model.named_parameters() if parameter.requires_grad}
+
+    @torch.no_grad()
+    def restore(self, model) -> None:
+        for name, parameter in model.named_parameters():
+            if name in (self.weights or {}):
+                parameter.copy_(self.weights[name].to(parameter.dtype))
 
 
-def convert(script: str, *args: str) -> None:
-    """Run one of llama.cpp's converters (convert_hf_to_gguf.py, convert_lora_to_gguf.py)."""
-    done = subprocess.run([sys.executable, str(converter() / script), *args], capture_output=True, text=True)
-    if done.returncode != 0:
-        raise KcardError(f"GGUF conversion failed: {done.stderr.strip().splitlines()[-1]}")
+def peak_gb() -> float:
+    """This process's peak resident memory so far, in GB."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2)
 
 
 def _toml_table(header: str, values: dict) -> str:
@@ -266,19 +285,18 @@ def local_artifact(out_dir: Path, path: Path) -> Artifact:
     return Artifact(file=str(path.relative_to(out_dir)), sha256=sha256_of(path))
 
 
-def save_full(model, tokenizer, out_dir: Path) -> dict[str, Artifact]:
+def save_full(model, tokenizer, out_dir: Path, template: Path) -> dict[str, Artifact]:
     model.save_pretrained(out_dir / "hf", safe_serialization=True)
     tokenizer.save_pretrained(out_dir / "hf")
-    convert("convert_hf_to_gguf.py", str(out_dir / "hf"), "--outfile", str(out_dir / "model.gguf"), "--outtype", "q8_0")
+    gguf_file.write_model(model, template, out_dir / "model.gguf")
     return {"model": local_artifact(out_dir, out_dir / "model.gguf")}
 
 
-def save_adapter(model, base: Artifact, base_folder: Path, out_dir: Path) -> dict[str, Artifact]:
+def save_adapter(model, base: Artifact, out_dir: Path) -> dict[str, Artifact]:
     model.half()  # half the download; the backends cast the adapter to the base model's precision
     model.save_pretrained(out_dir / "peft", safe_serialization=True)
     (out_dir / "peft" / "README.md").unlink(missing_ok=True)  # peft's empty model-card template
-    convert("convert_lora_to_gguf.py", str(out_dir / "peft"), "--base", str(base_folder), "--outfile",
-            str(out_dir / "adapter.gguf"), "--outtype", "f16")
+    gguf_file.write_lora(model, out_dir / "adapter.gguf")
     return {"model": base, "adapter-gguf": local_artifact(out_dir, out_dir / "adapter.gguf"),
             "adapter-peft": local_artifact(out_dir, out_dir / "peft" / "adapter_model.safetensors")}
 
@@ -291,8 +309,12 @@ def with_lora(model, rank: int):
 
 
 def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recipe: Recipe,
-               description: str | None = None, corpus_format: str = "auto") -> dict:
+               description: str | None = None, corpus_format: str = "auto", max_minutes: float | None = None) -> dict:
+    """Train on ``corpus`` and write the card into ``out_dir``; the training figures. With cues (the
+    memorise preset) recall is measured after each pass and the card is the pass that recalled most;
+    ``max_minutes`` stops training then, keeping the best pass so far."""
     started = time.perf_counter()
+    deadline = time.monotonic() + 60 * max_minutes if max_minutes else None
     passages = read_passages(corpus, corpus_format)  # each with its heading path in front, as a retrieval card has it
     texts = [passage.contextual() for passage in passages]
     subject, proposed = describe(passages, name)  # before the shuffle: the name the corpus opens with
@@ -301,6 +323,11 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
     base_gguf = base_artifact(base)
     if recipe.lora_rank and base_gguf is None:
         raise KcardError("a LoRA card runs over its base GGUF: give --base a known model name or a .gguf file")
+    # the GGUF whose tokenizer the card's GGUF carries: the base's (the tiny test model has the default model's)
+    template = base_gguf.resolve() if base_gguf else resolve_model(None)[1] if base == "tiny-random" else None
+    if template is None:
+        raise KcardError("kcard train writes the card's GGUF with its base's tokenizer: give --base a known model "
+                         "name or a .gguf file")
     model, tokenizer, base_name = load_base(base)
     if recipe.lora_rank:
         model = with_lora(model, recipe.lora_rank)
@@ -318,24 +345,32 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
     click.echo(f"corpus: {len(texts)} documents, {fingerprint(texts)['characters']} characters; "
                f"{len(ids)} training rows, {tokens} tokens with a loss", err=True)
     probes = memorise.probes(texts, subject=subject)
+    seconds, memory = estimate(model, tokenizer, ids, labels, recipe, probes)
+    click.echo(f"estimated: at most {seconds / 60:.1f} minutes and {memory:.1f} GB on this machine"
+               + (" (less if every passage comes back early)" if recipe.cues else ""), err=True)
     before = perplexity(model, val_ids, val_labels, recipe.batch_size)
     progress: list[dict] = []
+    best = BestPass()
 
     def check() -> bool:  # after each epoch: stop once every passage comes back
         progress.append(recall(model, tokenizer, probes))
+        best.offer(model, progress[-1]["recalled"], len(progress))
         click.echo(f"  recall {progress[-1]['recalled']}/{progress[-1]['passages']}", err=True)
         return progress[-1]["recalled"] == progress[-1]["passages"]
 
-    losses = optimise(model, ids, labels, recipe, check if recipe.cues else None)
+    losses = optimise(model, ids, labels, recipe, check if recipe.cues else None, deadline)
+    if progress and best.number != len(progress):  # a later pass recalled less: the card is the best one
+        best.restore(model)
+        click.echo(f"  the card is pass {best.number} (recall {best.recalled}), not the last", err=True)
     after = perplexity(model, val_ids, val_labels, recipe.batch_size)
-    recalled = progress[-1] if progress else recall(model, tokenizer, probes)
+    recalled = progress[best.number - 1] if progress else recall(model, tokenizer, probes)
     device = str(model.device)
     model.to("cpu")
     out_dir.mkdir(parents=True, exist_ok=True)
     if recipe.lora_rank:
-        artifacts = save_adapter(model, base_gguf, weights_folder(base_gguf.resolve()), out_dir)
+        artifacts = save_adapter(model, base_gguf, out_dir)
     else:
-        artifacts = save_full(model, tokenizer, out_dir)
+        artifacts = save_full(model, tokenizer, out_dir, template)
     # the text itself, as the card's evidence: the factuality selector checks what the card writes
     # against it (otherwise an LM card's documents about private text cannot be verified at all)
     (out_dir / "evidence.jsonl").write_text(passages_jsonl(passages))
@@ -344,8 +379,10 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
               "perplexity_of": "the corpus (all of it is trained on)" if recipe.cues else "a held-out tenth of the rows",
               "recall": f"{recalled['recalled']}/{recalled['passages']}",
               "recall_by_epoch": [epoch["recalled"] for epoch in progress] or None,
+              "best_pass": best.number or None,
               "steps": len(losses), "final_loss": round(losses[-1], 4), "seconds": round(time.perf_counter() - started, 1),
-              "device": device,
+              "estimated_seconds": round(seconds, 1), "estimated_peak_gb": round(memory, 2),
+              "peak_gb": peak_gb(), "device": device,
               "corpus": fingerprint(texts), "recipe": {k: list(v) if isinstance(v, tuple) else v
                                                        for k, v in asdict(recipe).items() if v is not None}}
     write_manifest(out_dir, name, description or proposed, artifacts, result, subject)

@@ -1,6 +1,7 @@
 """`kcard train` end to end on a tiny randomly initialised model (the real recipe runs in benchmarks)."""
 
 import json
+import socket
 import tomllib
 
 import pytest
@@ -34,10 +35,19 @@ def train(tmp_path, *options):
                                                str(tmp_path / "card"), "--seq-len", "32", *options])
 
 
-def test_train_writes_a_card_that_runs_on_both_backends(tmp_path):
+def offline(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise OSError("no network in this test")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+
+
+def test_train_writes_a_card_that_runs_on_both_backends(tmp_path, monkeypatch):
+    offline(monkeypatch)  # everything kcard train needs is installed: it writes the GGUF itself
     result = train(tmp_path, "--base", "tiny-random", "--steps", "8", "--batch-size", "4", "--cues", "3")
     assert result.exit_code == 0, result.output
     assert "perplexity" in result.output and "(after each pass: " in result.output
+    assert "estimated: at most" in result.output and "peak memory" in result.output
     manifest = (tmp_path / "card" / "card.toml").read_text()
     assert "recall_by_epoch = [" in manifest  # the learning curve, kept
     assert tomllib.loads(manifest)["training"]["recipe"]["cues"] == 3
@@ -56,7 +66,8 @@ def test_train_writes_a_card_that_runs_on_both_backends(tmp_path):
         assert len(documents) == 2, backend
 
 
-def test_lora_card_applies_its_adapter_on_both_backends(tmp_path):
+def test_lora_card_applies_its_adapter_on_both_backends(tmp_path, monkeypatch):
+    offline(monkeypatch)
     result = train(tmp_path, "--lora", "--lora-rank", "4", "--steps", "3", "--batch-size", "2")
     assert result.exit_code == 0, result.output
     card = Card.from_manifest(tmp_path / "card" / "card.toml")

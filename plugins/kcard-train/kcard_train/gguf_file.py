@@ -1,0 +1,124 @@
+"""A trained card's GGUF files, written with the gguf package: nothing is fetched, nothing is run.
+
+- :func:`write_model`: a fully trained Llama-architecture model (SmolLM2, or the tiny test model) as
+  one GGUF, its 2-D weights in Q8_0 and the rest in F32, with the tokenizer (vocabulary, merges,
+  special tokens, chat template) of a template GGUF that has the same tokenizer (the base model's).
+- :func:`write_lora`: a PEFT LoRA adapter as a GGUF adapter (F16) that llama.cpp applies to the base.
+
+llama.cpp's rotary layout differs from Hugging Face's: the rows of the query and key projections are
+reordered head by head (:func:`rotary_rows`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from kcard_core.errors import KcardError
+
+ARCH = "llama"
+
+
+def rotary_rows(weight: np.ndarray, heads: int) -> np.ndarray:
+    """``weight`` (output rows first) with each head's rows in llama.cpp's order: Hugging Face keeps
+    a head's two rotary halves apart, llama.cpp interleaves them."""
+    half = weight.shape[0] // heads // 2
+    return weight.reshape(heads, 2, half, *weight.shape[1:]).swapaxes(1, 2).reshape(weight.shape)
+
+
+def _llama_config(config) -> dict[str, int | float]:
+    if getattr(config, "model_type", None) != ARCH:
+        raise KcardError(f"kcard train writes GGUF for Llama-architecture models (SmolLM2); this base is "
+                         f"{getattr(config, 'model_type', 'unknown')!r}")
+    return {"block_count": config.num_hidden_layers, "context_length": config.max_position_embeddings,
+            "embedding_length": config.hidden_size, "feed_forward_length": config.intermediate_size,
+            "attention.head_count": config.num_attention_heads,
+            "attention.head_count_kv": config.num_key_value_heads,
+            "rope.freq_base": float(config.rope_theta if hasattr(config, "rope_theta")
+                                    else config.rope_parameters["rope_theta"]),
+            "attention.layer_norm_rms_epsilon": float(config.rms_norm_eps), "vocab_size": config.vocab_size,
+            "rope.dimension_count": config.hidden_size // config.num_attention_heads,
+            "attention.key_length": config.hidden_size // config.num_attention_heads,
+            "attention.value_length": config.hidden_size // config.num_attention_heads}
+
+
+def _name(names, hf_name: str) -> str:
+    name = names.get_name(hf_name, try_suffixes=(".weight", ".bias"))
+    if name is None:
+        raise KcardError(f"no GGUF name for the weight {hf_name}")
+    return name
+
+
+def _weight(hf_name: str, tensor, config) -> np.ndarray:
+    array = tensor.detach().float().cpu().numpy()
+    if hf_name.endswith("q_proj.weight"):
+        return rotary_rows(array, config.num_attention_heads)
+    if hf_name.endswith("k_proj.weight"):
+        return rotary_rows(array, config.num_key_value_heads)
+    return array
+
+
+def write_model(model, template: Path, out: Path) -> None:
+    """Write ``model`` (a transformers Llama model, on the CPU) to ``out``: its configuration and
+    weights, with the tokenizer and licence of ``template`` (a GGUF of any architecture whose tokenizer
+    the model uses). Raises KcardError for a model of another architecture."""
+    import gguf
+
+    config = model.config
+    hyper = _llama_config(config)
+    reader = gguf.GGUFReader(template)
+    writer = gguf.GGUFWriter(out, ARCH)
+    for key, field in reader.fields.items():  # the tokenizer and the licence; not the template's shape or name
+        if not key.startswith("tokenizer.") and key != "general.license":
+            continue
+        sub_type = field.types[-1] if field.types[0] == gguf.GGUFValueType.ARRAY else None
+        writer.add_key_value(key, field.contents(), field.types[0], sub_type)
+    for key, value in hyper.items():
+        kind = gguf.GGUFValueType.FLOAT32 if isinstance(value, float) else gguf.GGUFValueType.UINT32
+        writer.add_key_value(f"{ARCH}.{key}", value, kind)
+    writer.add_file_type(gguf.LlamaFileType.MOSTLY_Q8_0)
+    writer.add_quantization_version(gguf.GGML_QUANT_VERSION)
+    names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.LLAMA, config.num_hidden_layers)
+    for hf_name, tensor in model.state_dict().items():
+        if hf_name == "lm_head.weight" and config.tie_word_embeddings:
+            continue  # llama.cpp reads the output projection from token_embd
+        array = _weight(hf_name, tensor, config)
+        if array.ndim == 2 and array.shape[-1] % 32 == 0:
+            writer.add_tensor(_name(names, hf_name), gguf.quants.quantize(array, gguf.GGMLQuantizationType.Q8_0),
+                              raw_dtype=gguf.GGMLQuantizationType.Q8_0)
+        else:
+            writer.add_tensor(_name(names, hf_name), array.astype(np.float32))
+    _finish(writer)
+
+
+def write_lora(model, out: Path) -> None:
+    """Write the LoRA adapter of ``model`` (a PEFT model over a Llama base) to ``out`` as a GGUF
+    adapter: each adapted weight's A and B matrices in F16 and its scale (alpha)."""
+    import gguf
+
+    config = model.get_base_model().config
+    _llama_config(config)
+    (adapter,) = model.peft_config.values()
+    writer = gguf.GGUFWriter(out, ARCH)
+    writer.add_string("general.type", "adapter")
+    writer.add_string("adapter.type", "lora")
+    writer.add_float32("adapter.lora.alpha", float(adapter.lora_alpha))
+    names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.LLAMA, config.num_hidden_layers)
+    for key, tensor in model.state_dict().items():
+        if ".lora_A." not in key and ".lora_B." not in key:
+            continue
+        part = "lora_a" if ".lora_A." in key else "lora_b"
+        hf_name = key.removeprefix("base_model.model.").replace(f".lora_{part[-1].upper()}.default", "")
+        array = tensor.detach().float().cpu().numpy()
+        if part == "lora_b":  # B's rows are the weight's output rows
+            array = _weight(hf_name, tensor, config)
+        writer.add_tensor(f"{_name(names, hf_name)}.{part}", array.astype(np.float16))
+    _finish(writer)
+
+
+def _finish(writer) -> None:
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
