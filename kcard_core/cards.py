@@ -14,7 +14,7 @@ from kcard_core.artifacts import Artifact
 from kcard_core.backends import Adapted, Backend, Sampling
 from kcard_core.cache import GenerationCache
 from kcard_core.config import limit
-from kcard_core.documents import SEPARATOR, PassageFile, contextual_texts, read_corpus, read_passages
+from kcard_core.documents import SEPARATOR, ContextualTexts, PassageFile, read_corpus, read_passages
 from kcard_core.errors import KcardError
 from kcard_core.loading import load_object
 from kcard_core.text import complete_sentences, cue_form
@@ -314,7 +314,7 @@ class RetrievalCard(Card):
         indexed = "index" in self.manifest.artifacts and path.suffix == ".jsonl"
         corpus = PassageFile(path) if indexed else read_passages(path)
         self._built["corpus"] = corpus
-        return contextual_texts(corpus)
+        return ContextualTexts(corpus)
 
 
 # a manifest's ``type`` -> the class that runs it: the core two, and those plugins add through the

@@ -163,12 +163,9 @@ class PassageFile(Sequence[Passage]):
         return jsonl_passages(line, self.path, "")[0]
 
 
-def contextual_texts(passages: Sequence[Passage]) -> Sequence[str]:
+class ContextualTexts(Sequence[str]):
     """``passages`` as :meth:`Passage.contextual` texts, each made when asked for."""
-    return _Contextual(passages)
 
-
-class _Contextual(Sequence[str]):
     def __init__(self, passages: Sequence[Passage]):
         self.passages = passages
 
