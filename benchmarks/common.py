@@ -56,12 +56,14 @@ def train_card(text: Path, name: str, out: Path, options: list[str] = ()) -> dic
     started = time.perf_counter()
     child = subprocess.Popen([sys.executable, "-m", "kcard_core", "train", str(text), "--name", name, "--out",
                               str(out), *options], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    output = child.stdout.read()
+    output = ""
+    for line in child.stdout:  # shown as it comes (the estimate first), kept for an error
+        print(line, end="", file=sys.stderr, flush=True)
+        output += line
     # this child's own peak (RUSAGE_CHILDREN's is the largest of every child so far: one run's rows all had the first's)
     _, status, usage = os.wait4(child.pid, 0)
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(output)
-    print(output, file=sys.stderr)
     trained = tomllib.loads((out / "card.toml").read_text())["training"]
     return {"train_seconds": round(time.perf_counter() - started, 1), "recall": trained["recall"],
             "recall_by_epoch": trained.get("recall_by_epoch"), "train_steps": trained["steps"],
