@@ -11,6 +11,7 @@ reordered head by head (:func:`rotary_rows`).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -109,10 +110,9 @@ def write_lora(model, out: Path) -> None:
         if ".lora_A." not in key and ".lora_B." not in key:
             continue
         part = "lora_a" if ".lora_A." in key else "lora_b"
-        hf_name = key.removeprefix("base_model.model.").replace(f".lora_{part[-1].upper()}.default", "")
-        array = tensor.detach().float().cpu().numpy()
-        if part == "lora_b":  # B's rows are the weight's output rows
-            array = _weight(hf_name, tensor, config)
+        hf_name = re.sub(r"\.lora_[AB]\.default", "", key.removeprefix("base_model.model."))
+        # B's rows are the weight's output rows: in llama.cpp's rotary order, as the weight's are
+        array = _weight(hf_name, tensor, config) if part == "lora_b" else tensor.detach().float().cpu().numpy()
         writer.add_tensor(f"{_name(names, hf_name)}.{part}", array.astype(np.float16))
     _finish(writer)
 

@@ -219,10 +219,11 @@ def optimise(model, ids: torch.Tensor, labels: torch.Tensor, recipe: Recipe, che
             schedule.step()
             optimizer.zero_grad()
             losses.append(loss.item())
-            late = deadline is not None and time.monotonic() > deadline
-            if late and check:
-                check()
-            if late or check and ((step + 1) % epoch == 0 or step + 1 == steps) and check():
+            if deadline is not None and time.monotonic() > deadline:
+                if check:
+                    check()
+                break
+            if check and ((step + 1) % epoch == 0 or step + 1 == steps) and check():
                 break
     return losses
 
