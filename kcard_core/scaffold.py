@@ -83,6 +83,10 @@ def render_card(name: str, *, description: str | None = None, model: str | None 
         folder.rename(target)
     except KcardError:
         raise
+    except EOFError:
+        print(flush=True)  # ends the line the template's prompt left open
+        raise KcardError("input ended before the template's questions were answered: answer them, or give "
+                         "--no-input to take their defaults") from None
     except Exception as error:  # cookiecutter's and TOML's errors, named for the user
         raise KcardError(f"could not render the card: {type(error).__name__}: {error}") from None
     finally:

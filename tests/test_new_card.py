@@ -43,6 +43,12 @@ def test_bad_card_name_is_refused(tmp_path):
     assert result.exit_code == 1 and "use lower-case letters" in result.output
 
 
+def test_prompts_that_input_does_not_answer_end_in_one_error_line(tmp_path):
+    result = CliRunner().invoke(cli, ["new", "card", "unanswered", "--output-dir", str(tmp_path / "out")], input="")
+    assert result.exit_code == 1 and "\nError: input ended" in result.output and "--no-input" in result.output
+    assert not list((tmp_path / "out").iterdir())  # nothing left behind
+
+
 AWKWARD = 'the "best" café \\ Ünïcødé facts,\nover two lines'
 
 
