@@ -20,7 +20,7 @@ from pathlib import Path
 
 from common import write_result
 
-from kcard_core import answer_types
+from kcard_selectors import answer_types
 from kcard_core.chains import build_chain
 from kcard_core.config import cache_dir
 from kcard_core.evaluation.metrics import exact_match

@@ -26,6 +26,7 @@ SELECTORS = ("relevance", "factuality")
 # EM (benchmarks/results/own-card.md, knowledge-lift-heldout.md; with the answer prompt's earlier
 # demonstrations: 13 -> 16 and 93 -> 94).
 COPY_BIAS = 2.0
+READER = "rules"  # the answer step (kcard-selectors' reader; "plain" where it is not installed)
 # Asking again for an answer of the type the question asks for (kcard_core.answer_types): the bias
 # on the spans of that type. The reader handed the right paragraph of the five own-card texts
 # (kelderwick … brackenmoor) and the knowledge of the cards' misses there: 91 of 125 right without

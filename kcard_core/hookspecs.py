@@ -6,7 +6,7 @@ with its error and skipped while every other plugin's implementation still runs
 (``KCARD_STRICT_PLUGINS=1`` re-raises instead). kcard's own built-ins are a plugin too
 (kcard_core.default_plugins, registered first), so a plugin may override nothing silently: a name
 registered twice keeps the first and warns. The registration hooks run once per process, in this
-order: backends, selectors, evidence, utilities, popularity, card types, cards; ``register_commands``
+order: backends, selectors, readers, evidence, utilities, popularity, card types, cards; ``register_commands``
 runs when the command line starts. Each receives ``register`` and returns nothing.
 ``KCARD_TRACE_PLUGINS=1`` logs every hook call and its result on stderr (pluggy's hook-call tracing).
 """
@@ -25,6 +25,13 @@ def register_backends(register):
 @hookspec
 def register_selectors(register):
     """Call ``register(factory, name=...)``: ``factory(**options)`` returns a selector."""
+
+
+@hookspec
+def register_readers(register):
+    """Call ``register(factory, name=...)``: ``factory(llm, **options)`` returns a
+    :class:`kcard_core.readers.Reader` (the answer step); a factory with ``from_spec(spec, llm)`` is
+    built from the chain's settings instead."""
 
 
 @hookspec

@@ -21,9 +21,9 @@ def lazy(target: str, doc: str = "") -> Any:
     """A factory for what ``target`` names that imports it only when called (or asked for its
     ``from_spec``): registering it costs nothing, so ``kcard --help`` and the listing commands,
     which load every plugin, import no model library."""
-    def build(**options: Any) -> Any:
-        return load_object(target)(**options)
+    def build(*args: Any, **options: Any) -> Any:
+        return load_object(target)(*args, **options)
 
-    build.from_spec = lambda spec, **context: load_object(target).from_spec(spec, **context)  # type: ignore[attr-defined]
+    build.from_spec = lambda spec, *args, **context: load_object(target).from_spec(spec, *args, **context)  # type: ignore[attr-defined]
     build.__doc__, build.__qualname__, build.__module__ = doc, target.partition(":")[2], target.partition(":")[0]
     return build

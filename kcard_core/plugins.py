@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 import pluggy
 
-from kcard_core import default_plugins, hookspecs
+from kcard_core import default_plugins, defaults, hookspecs
 from kcard_core.config import user_dir
 from kcard_core.errors import KcardError, UnknownNameError
 
@@ -67,6 +67,7 @@ class Registry:
         self.plugins: dict[str, PluginInfo] = {}
         self.cards: dict[str, Any] = {}
         self.selectors: dict[str, Callable[..., Any]] = {}
+        self.readers: dict[str, Callable[..., Any]] = {}
         self.backends: dict[str, Any] = {}
         self.evidence: dict[str, Callable[[], list[str]]] = {}
         self.popularity: dict[str, Callable[[str], Any]] = {}
@@ -123,6 +124,8 @@ class Registry:
         self.call_hook("register_backends", lambda plugin: lambda backend: self._add_backend(plugin, backend))
         self.call_hook("register_selectors",
                        lambda plugin: lambda factory, name=None: self._add_named(self.selectors, plugin, factory, name))
+        self.call_hook("register_readers",
+                       lambda plugin: lambda factory, name=None: self._add_named(self.readers, plugin, factory, name))
         self.call_hook("register_evidence",
                        lambda plugin: lambda name, load: self._add_named(self.evidence, plugin, load, name))
         self.call_hook("register_utilities",
@@ -238,6 +241,19 @@ class Registry:
         if spec is not None:
             return factory.from_spec(spec, **options) if hasattr(factory, "from_spec") else factory()
         return factory(**options)
+
+
+    def reader(self, name: str | None = None):
+        """The named reader's factory (None: :data:`kcard_core.defaults.READER` where installed, else
+        "plain"); ``factory.from_spec(spec, llm)`` builds it for a chain's settings and base LLM."""
+        name = name or (defaults.READER if defaults.READER in self.readers else "plain")
+        if name == "plain" and name not in self.readers:  # kcard's own, in a registry without its built-ins
+            from kcard_core.readers import PlainReader
+
+            return PlainReader
+        if name not in self.readers:
+            raise UnknownNameError(f"unknown reader {name!r}; installed: {', '.join(sorted(self.readers))}")
+        return self.readers[name]
 
 
 NO_CARDS_MESSAGE = ("no knowledge cards are installed: install one, e.g. "

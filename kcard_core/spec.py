@@ -43,10 +43,12 @@ class ChainSpec:
     judge: str = setting(defaults.JUDGE, "Factuality: judge support by agreement of what a document adds beyond "
                                          "the question with the evidence, by MiniLM similarity, by the base LLM's "
                                          "yes/no probabilities, or by both of those.", choices=defaults.JUDGES)
+    reader: str | None = setting(None, "The answer step: an installed reader (kcard readers list) [default: "
+                                       f"{defaults.READER} where installed, else plain].")
     copy_bias: float = setting(defaults.COPY_BIAS, "The answer: added to the base LLM's logits for the words of "
                                                    "the knowledge that the question lacks (0: off; a kcard "
                                                    "backend's model only).", low=0, high=10)
-    type_bias: float = setting(defaults.TYPE_BIAS, "The answer: an answer that names no count, measure, year, "
+    type_bias: float = setting(defaults.TYPE_BIAS, "The rules reader: an answer that names no count, measure, year, "
                                                    "time, name or title of the knowledge, where the question asks "
                                                    "for one, is asked again with this added to their words' logits "
                                                    "(0: off; a kcard backend's model only).", low=0, high=20)

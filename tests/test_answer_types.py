@@ -2,7 +2,7 @@
 
 import pytest
 
-from kcard_core.answer_types import answer_type, of_type, runs_on, settled, typed_spans, whole
+from kcard_selectors.answer_types import answer_type, of_type, runs_on, settled, typed_spans, whole
 
 
 @pytest.mark.parametrize("question, kind", [

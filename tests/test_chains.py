@@ -14,6 +14,19 @@ from kcard_core.chains.top_down import match_card_name, parse_yes_no
 from kcard_core.backends import Backend, Sampling
 from kcard_core.errors import KcardError
 from kcard_core.selectors import Selector
+from kcard_selectors.reader import RulesReader
+
+
+class RulesBottomUp(BottomUp):
+    """Bottom-up read by kcard-selectors' rules reader (the default where it is installed)."""
+
+    def __init__(self, llm, *args, type_bias=defaults.TYPE_BIAS, **options):
+        super().__init__(llm, *args, reader=RulesReader(llm, type_bias=type_bias), **options)
+
+
+class RulesVanilla(Vanilla):
+    def __init__(self, llm, **options):
+        super().__init__(llm, reader=RulesReader(llm), **options)
 
 
 class ByLength(Selector):
@@ -213,7 +226,7 @@ class Favoured(FakeBackend):
 def test_the_answer_step_favours_the_words_of_the_knowledge_that_the_question_lacks(tmp_path):
     backend = Favoured()
     llm = backend.language_model(tmp_path / "base.gguf", Sampling(favour_bias=2.0))
-    chain = BottomUp(llm, [make_card(tmp_path, "geo", "geography", backend)], [], n1=1, examples=[])
+    chain = RulesBottomUp(llm, [make_card(tmp_path, "geo", "geography", backend)], [], n1=1, examples=[])
     # the card writes "geo knows fact 0 about What is the capital of France?"
     assert chain.invoke("What is the capital of France? Options: A. Paris; B. Lyon.")["answer"] == "A. Paris"
     assert backend.favoured == (("geo", "knows", "fact", "0", "about"), 2.0)  # not the options' words either
@@ -221,10 +234,10 @@ def test_the_answer_step_favours_the_words_of_the_knowledge_that_the_question_la
     assert backend.favoured[0] == ("geo", "knows", "fact", "0", "about")
     # a word is favoured whole with its hyphens ("thirty one miles" was a 270M reader's answer without them)
     canal = make_card(tmp_path, "canal", "a canal", Writes("The canal runs for thirty-one miles."))
-    BottomUp(llm, [canal], [], n1=1, examples=[]).invoke("What about the canal?")
+    RulesBottomUp(llm, [canal], [], n1=1, examples=[]).invoke("What about the canal?")
     assert backend.favoured[0] == ("runs", "for", "thirty-one", "miles")
     llm = Recording(responses=["Paris"], prompts=[], kwargs=[])  # any other LangChain model reads the prompt alone
-    BottomUp(llm, [make_card(tmp_path, "geo", "geography", backend)], [], n1=1, examples=[]).invoke("Capital?")
+    RulesBottomUp(llm, [make_card(tmp_path, "geo", "geography", backend)], [], n1=1, examples=[]).invoke("Capital?")
     assert llm.kwargs == [{}]
 
 
@@ -245,7 +258,7 @@ def test_an_answer_of_the_wrong_type_is_asked_again_favouring_the_spans_of_the_r
     backend = Typed()
     card = make_card(tmp_path, "tarnby", "an abbey",
                      Writes("The abbey church was finished in 1187. Its tower holds six bells."))
-    chain = BottomUp(backend.language_model(tmp_path / "base.gguf", Sampling(favour_bias=2.0)), [card], [], n1=1,
+    chain = RulesBottomUp(backend.language_model(tmp_path / "base.gguf", Sampling(favour_bias=2.0)), [card], [], n1=1,
                      examples=[])
     backend.asked = []
     result = chain.invoke("How many bells are in the tower?")
@@ -263,11 +276,11 @@ def test_an_answer_of_the_wrong_type_is_asked_again_favouring_the_spans_of_the_r
     assert chain.invoke("How many bells are in the tower?")["answer"] == "six"
     backend.loop = "the tower, the tower, the tower"
     assert chain.invoke("How many bells are in the tower?")["answer"] == "1187"
-    off = BottomUp(chain.llm, [card], [], n1=1, examples=[], type_bias=0)  # 0: never asked again
+    off = RulesBottomUp(chain.llm, [card], [], n1=1, examples=[], type_bias=0)  # 0: never asked again
     assert off.invoke("How many bells are in the tower?")["answer"] == "1187"
     # a LangChain model that takes no hint would say the same again: it is asked once
     llm = Recording(responses=["1187"], prompts=[], kwargs=[])
-    assert BottomUp(llm, [card], [], n1=1, examples=[]).invoke("How many bells are in the tower?")["answer"] == "1187"
+    assert RulesBottomUp(llm, [card], [], n1=1, examples=[]).invoke("How many bells are in the tower?")["answer"] == "1187"
     assert len(llm.prompts) == 1
 
 
@@ -276,7 +289,7 @@ def test_a_typed_answer_that_says_part_of_a_name_gets_the_whole_name(tmp_path):
     backend.loop = "The Mill Society"  # asked again, it leaves out the word the question holds
     card = make_card(tmp_path, "saltholme", "a windmill",
                      Writes("In 1971 the mill was bought by the Saltholme Mill Society, which restored it."))
-    chain = BottomUp(backend.language_model(tmp_path / "base.gguf", Sampling(favour_bias=2.0)), [card], [], n1=1,
+    chain = RulesBottomUp(backend.language_model(tmp_path / "base.gguf", Sampling(favour_bias=2.0)), [card], [], n1=1,
                      examples=[])
     backend.asked = []
     assert chain.invoke("Which society bought Saltholme Windmill in 1971?")["answer"] == "Saltholme Mill Society"
@@ -533,7 +546,7 @@ QUESTION_WITH_OPTIONS = "Who won the race? Options: A. Kathy Warner; B. Dale Str
 
 def test_multiple_choice_is_answered_open_then_matched_to_an_option():
     llm = Recording(responses=["Dale Strong"], prompts=[])
-    result = Vanilla(llm, examples=[]).invoke(QUESTION_WITH_OPTIONS)
+    result = RulesVanilla(llm, examples=[]).invoke(QUESTION_WITH_OPTIONS)
     assert result["answer"] == "B. Dale Strong"
     assert llm.prompts == ["Question: Who won the race?\nAnswer:"]  # the options out of sight
     assert result["trace"].to_dict()["turns"] == [{"question": "answered without the options, matched to one",
@@ -572,22 +585,22 @@ def test_bottom_up_asks_only_the_card_whose_subject_the_question_names(tmp_path)
 
 
 def test_an_answer_that_only_repeats_the_question_goes_on_as_the_knowledge_does(tmp_path):
-    from kcard_core.chains.base import apposition
+    from kcard_selectors.reader import apposition
 
     knowledge = "Kelderwick's school, the Morrane Academy, was founded in 1851."
     card = make_card(tmp_path, "kelderwick", "a town", Writes(knowledge))
     question = "What is the name of Kelderwick's school?"
     llm = Recording(responses=["Kelderwick's school", "the Morrane Academy"], prompts=[])
-    result = BottomUp(llm, [card], [], n1=1, examples=[]).invoke(question)
+    result = RulesBottomUp(llm, [card], [], n1=1, examples=[]).invoke(question)
     assert result["answer"] == "Kelderwick's school, the Morrane Academy"
     assert llm.prompts[1] == llm.prompts[0] + " Kelderwick's school,"
     assert result["trace"].turns[-1].details == {"goes on after": "Kelderwick's school,"}
     llm.responses, llm.i = ["Kelderwick's school", "the Morrane Academy"], 0  # streamed: the same answer
-    chunks = list(BottomUp(llm, [card], [], n1=1, examples=[]).stream(question))
+    chunks = list(RulesBottomUp(llm, [card], [], n1=1, examples=[]).stream(question))
     assert "".join(c.get("answer", "") for c in chunks) == chunks[-1]["trace"].answer == result["answer"]
 
     async def streamed():
-        return [chunk async for chunk in BottomUp(llm, [card], [], n1=1, examples=[]).astream(question)]
+        return [chunk async for chunk in RulesBottomUp(llm, [card], [], n1=1, examples=[]).astream(question)]
 
     llm.responses, llm.i = ["Kelderwick's school", "the Morrane Academy"], 0  # and streamed asynchronously
     chunks = asyncio.run(streamed())
@@ -609,14 +622,14 @@ def test_without_knowledge_the_reader_is_asked_the_question_alone():
 
 def test_bottom_up_hides_the_options_wherever_its_prompt_asks_the_question(cards):
     llm = Recording(responses=["Dale Strong"], prompts=[])
-    result = BottomUp(llm, cards[:1], [], n1=1, examples=[]).invoke(QUESTION_WITH_OPTIONS)
+    result = RulesBottomUp(llm, cards[:1], [], n1=1, examples=[]).invoke(QUESTION_WITH_OPTIONS)
     assert result["answer"] == "B. Dale Strong"
     assert "Options" not in llm.prompts[0] and llm.prompts[0].count("Question: Who won the race?\n") == 2
 
 
 def test_an_open_answer_that_names_no_option_is_asked_again_with_the_options():
     llm = Recording(responses=["Nobody knows", "A"], prompts=[])
-    chain = Vanilla(llm, examples=[])
+    chain = RulesVanilla(llm, examples=[])
     assert chain.invoke(QUESTION_WITH_OPTIONS)["answer"] == "A"
     assert llm.prompts[1] == f"Question: {QUESTION_WITH_OPTIONS}\nAnswer:"
     llm.responses, llm.i = ["Dale Strong"], 0  # streamed: the matched option in one piece, then the trace

@@ -16,6 +16,7 @@ from kcard_core.chains import BottomUp, TopDown, build_chain
 from kcard_core.errors import KcardError
 from kcard_core.retriever import CardRetriever
 from kcard_core.selectors import SelectorPipeline
+from kcard_selectors.reader import RulesReader
 from test_chains import ByLength, cards  # noqa: F401  (a fixture)
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
@@ -90,7 +91,8 @@ class AsyncOnly(FakeListLLM):
 
 @pytest.mark.parametrize("question", ["Capital of France?", "Capital of France? Options: A. Lyon; B. Paris."])
 def test_ainvoke_and_astream_await_the_base_llm_in_one_run(cards, question):  # noqa: F811
-    chain = BottomUp(AsyncOnly(responses=["Paris"]), cards[:2], [ByLength(keep=1)], n1=1, examples=[])
+    llm = AsyncOnly(responses=["Paris"])
+    chain = BottomUp(llm, cards[:2], [ByLength(keep=1)], n1=1, examples=[], reader=RulesReader(llm))
     recorder = Recorder()
 
     async def run():

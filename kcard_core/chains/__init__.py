@@ -9,7 +9,7 @@ from langchain_core.language_models import BaseLanguageModel
 
 from kcard_core.backends import Sampling, yes_probability
 from kcard_core.cache import GenerationCache
-from kcard_core.chains.base import ANSWER_TOKENS, KnowledgeChain
+from kcard_core.chains.base import KnowledgeChain
 from kcard_core.chains.baselines import GenRead, Vanilla
 from kcard_core.chains.bottom_up import BottomUp
 from kcard_core.chains.top_down import Combined, TopDown
@@ -18,6 +18,7 @@ from kcard_core.defaults import BASELINES, MODES
 from kcard_core.errors import KcardError
 from kcard_core.models import model_artifact
 from kcard_core.plugins import NO_CARDS_MESSAGE, Registry, get_registry
+from kcard_core.readers import ANSWER_TOKENS
 from kcard_core.spec import ChainSpec
 
 
@@ -50,6 +51,7 @@ def build_chain(spec: ChainSpec | str | None = None, *, examples: list[dict] | N
     chosen = [registry.card(name) for name in spec.cards] if spec.cards else list(registry.cards.values())
     if not chosen and mode not in BASELINES:
         raise KcardError(NO_CARDS_MESSAGE)
+    reader = registry.reader(spec.reader)
     backend_settings = settings.get("backends", {})
     if llm is None:
         model_name, artifact = model_artifact(spec.model or settings.get("model"))
@@ -64,7 +66,7 @@ def build_chain(spec: ChainSpec | str | None = None, *, examples: list[dict] | N
             raise KcardError("judge llm/both, decide calibrated and self-critique read the base LLM's "
                              "next-token log-probabilities: pass model= (a kcard backend's model), not llm=")
         model_name, logprobs = getattr(llm, "model_name", None) or llm.get_name(), None
-    common = dict(model_name=model_name, seed=spec.seed, type_bias=spec.type_bias, examples=examples)
+    common = dict(model_name=model_name, seed=spec.seed, examples=examples, reader=reader.from_spec(spec, llm))
     if mode in BASELINES:
         chain = (Vanilla if mode == "vanilla" else GenRead)(llm, **common)
         return with_revision(chain, spec.revise, spec.revise_rounds, logprobs, registry)

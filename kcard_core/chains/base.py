@@ -2,50 +2,23 @@
 
 from __future__ import annotations
 
-import re
 from abc import abstractmethod
-from typing import TYPE_CHECKING, Any, AsyncIterator, Generator, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, AsyncIterator, Iterable, Iterator
 
 from langchain_core.documents import Document
 from langchain_core.language_models import BaseLanguageModel
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langchain_core.runnables.config import patch_config, run_in_executor
 
-from kcard_core import answer_types, defaults
 from kcard_core.config import limit
 from kcard_core.errors import KcardError
-from kcard_core.llm import BackendLLM
+from kcard_core.readers import ANSWER_STOP, PlainReader, Reader, aread, read
 from kcard_core.runs import KcardRunnable
-from kcard_core.text import named_option, one_line, split_options, text_of, without_options
-from kcard_core.trace import CardError, Trace, Turn
+from kcard_core.text import one_line, text_of, without_options
+from kcard_core.trace import CardError, Trace
 
 if TYPE_CHECKING:
     from kcard_core.retrieval import QuestionIndex
-
-ANSWER_STOP = ["\n"]  # every prompt segment is one line, so is the answer
-# an answer's most tokens: a 270M reader often copies the knowledge's whole sentence, and at 32 "The
-# Fellgate Tunnel, 1,260 yards long, had no towpath, so boatmen … pushed the boats through with" ran out
-# before its answer ("their feet")
-ANSWER_TOKENS = 48
-WORD = re.compile(r"\w+")
-# a word the answer step favours, whole with its hyphens: favouring "thirty" and "one" alone, a 270M
-# reader handed "runs for thirty-one miles" answered "thirty one miles"
-FAVOURED = re.compile(r"\w+(?:-\w+)*")
-APPOSITION = r"\s*([,:])"  # what sets a name beside a phrase
-
-
-def apposition(question: str, answer: str, knowledge: str) -> str:
-    """The mark the knowledge sets right after an answer that only repeats the question, so that the
-    answer can go on as the knowledge does: "," for "Kelderwick's school", a 270M reader's answer to
-    "What is the name of Kelderwick's school?" handed "Kelderwick's school, the Morrane Academy, was
-    founded in 1851". Empty for an answer that says anything the question does not, for a question
-    that offers a choice ("X or Y?"), and when no such mark follows the answer in the knowledge."""
-    words, asked = ({word.lower() for word in WORD.findall(text)} for text in (answer, question))
-    if not words or not words <= asked or " or " in question.lower():
-        return ""
-    found = re.search(re.escape(answer) + APPOSITION, knowledge, re.IGNORECASE)
-    return found.group(1) if found else ""
-
 
 def card_texts(cards: Iterable) -> dict[str, QuestionIndex]:
     """Each card's searchable text (:meth:`kcard_core.cards.Card.index`) by name; a card whose text
@@ -94,13 +67,14 @@ class KnowledgeChain(KcardRunnable):
     mode = ""
     cards: list = []  # the cards it may consult: none for the baselines (vanilla, genread)
 
-    def __init__(self, llm: BaseLanguageModel, *, model_name: str = "", seed: int | None = 0,
-                 type_bias: float = defaults.TYPE_BIAS):
-        """Every chain's settings (a subclass takes its own and passes these on as keywords)."""
+    def __init__(self, llm: BaseLanguageModel, *, reader: Reader | None = None, model_name: str = "",
+                 seed: int | None = 0):
+        """Every chain's settings (a subclass takes its own and passes these on as keywords); ``reader``:
+        the answer step (default: :class:`~kcard_core.readers.PlainReader` on ``llm``)."""
         self.llm = llm
+        self.reader = reader or PlainReader(llm)
         self.model_name = model_name
         self.seed = seed
-        self.type_bias = type_bias  # asking again for an answer of the question's type (0: never)
 
     @abstractmethod
     def prepare(self, question: str, trace: Trace, config: RunnableConfig | None) -> str:
@@ -110,21 +84,6 @@ class KnowledgeChain(KcardRunnable):
         """One line from the base LLM."""
         return text_of(self.llm.invoke(prompt, config=config, stop=ANSWER_STOP, **hint)).strip()
 
-    async def aask(self, prompt: str, config: RunnableConfig | None, **hint: Any) -> str:
-        """One line from the base LLM, natively async where the model is (a ChatOpenAI, say)."""
-        return text_of(await self.llm.ainvoke(prompt, config=config, stop=ANSWER_STOP, **hint)).strip()
-
-    def copy_hint(self, question: str, knowledge: str) -> dict[str, Any]:
-        """What the answer step asks of a kcard backend's model: favour the words of the knowledge that
-        the question does not hold (the answer is in the knowledge, and rarely repeats the question).
-        A 270M reader handed "The river that runs through Kelderwick is the Sabre." answered "The River
-        Esk" without it; other LangChain models take no such hint and read the prompt alone."""
-        if not isinstance(self.llm, BackendLLM):
-            return {}
-        asked = {word.lower() for word in FAVOURED.findall(without_options(question))}
-        words = dict.fromkeys(word for word in FAVOURED.findall(knowledge) if word.lower() not in asked)
-        return {"favour": tuple(words)} if words else {}
-
     def _start(self, input: Any, config: RunnableConfig | None) -> tuple[str, Trace]:
         question = question_of(input)
         trace = Trace(mode=self.mode, question=question, model=self.model_name)
@@ -132,118 +91,36 @@ class KnowledgeChain(KcardRunnable):
             trace.prompt = self.prepare(question, trace, config)
         return question, trace
 
-    def answering(self, question: str, trace: Trace) -> Generator[tuple[str, dict], str, str]:
-        """The final answer to the prepared prompt, as steps: yields each prompt for the base LLM with
-        what to ask of it (the :meth:`copy_hint`), is sent its reply, returns the answer (``answer``
-        and ``aanswer`` drive it).
-
-        A multiple-choice question ("… Options: A. X; B. Y.") is first answered open, the knowledge in
-        sight but not the options, and the answer is matched to an option by name: small LLMs shown the
-        options tend to pick the first whatever the knowledge says. Only an answer that names no
-        option is asked again with the options shown. An open answer that only repeats the question
-        goes on as the knowledge does (:func:`apposition`); one that names nothing of the type the
-        question asks for ("1187" for "How many bells …?") is asked again, favouring the knowledge's
-        spans of that type (:mod:`kcard_core.answer_types`); the new answer is kept if it names one
-        and does not run on (one that runs on is cut to the span it says most often). A typed answer
-        that says part of a name, the rest being the question's words, becomes the whole name
-        (:func:`~kcard_core.answer_types.whole`).
-        """
-        hint = self.copy_hint(question, trace.knowledge())
-        stem, options = split_options(question)
-        if options and one_line(question) in trace.prompt:  # wherever the prompt asks it, it asks the stem
-            reply = yield trace.prompt.replace(one_line(question), one_line(stem)), hint
-            key = named_option(reply, options)
-            trace.turns.append(Turn("answered without the options, matched to one", reply, details={"option": key}))
-            if key:
-                return f"{key}. {options[key]}"
-        reply = yield trace.prompt, hint
-        if options:
-            return reply
-        if mark := self.repeated(question, reply, trace):
-            more = yield f"{trace.prompt} {reply}{mark}", hint
-            reply = f"{reply}{mark} {more}" if more else reply
-        if not (spans := self.typed_spans(question, trace)):
-            return reply
-        if not answer_types.of_type(reply, spans):
-            again = yield trace.prompt, {"favour": tuple(dict.fromkeys(FAVOURED.findall(" ".join(spans)))),
-                                         "favour_bias": self.type_bias}
-            trace.turns.append(Turn(f"the answer is no {answer_types.answer_type(question)} from the knowledge: "
-                                    "asked again, favouring those", reply,
-                                    details={"spans": spans, "asked again": again}))
-            reply = answer_types.settled(again, spans) or reply
-        return answer_types.whole(reply, question, trace.knowledge())
-
-    def typed_spans(self, question: str, trace: Trace) -> list[str]:
-        """The knowledge's spans of the type the question asks for, where an answer of another type
-        will be asked again (:meth:`answering`): none with ``type_bias`` 0, for a multiple-choice
-        question, or for a LangChain model that takes no hint (asked again, it would say the same)."""
-        if not self.type_bias or not isinstance(self.llm, BackendLLM) or split_options(question)[1]:
-            return []
-        return answer_types.typed_spans(question, trace.knowledge())
-
-    @staticmethod
-    def repeated(question: str, answer: str, trace: Trace) -> str:
-        """For an answer that only repeats the question, the mark the knowledge sets after it (the base
-        LLM goes on from there, see :func:`apposition`), recorded in the trace; empty for any other."""
-        mark = apposition(question, answer, trace.knowledge())
-        if mark:
-            trace.turns.append(Turn("the answer only repeated the question: it goes on as the knowledge does",
-                                    answer, details={"goes on after": answer + mark}))
-        return mark
-
     def answer(self, question: str, trace: Trace, config: RunnableConfig | None) -> str:
-        steps = self.answering(question, trace)
-        prompt, hint = next(steps)
-        try:
-            while True:
-                prompt, hint = steps.send(self.ask(prompt, config, **hint))
-        except StopIteration as done:
-            return done.value
-
-    async def aanswer(self, question: str, trace: Trace, config: RunnableConfig | None) -> str:
-        steps = self.answering(question, trace)
-        prompt, hint = next(steps)
-        try:
-            while True:
-                prompt, hint = steps.send(await self.aask(prompt, config, **hint))
-        except StopIteration as done:
-            return done.value
+        """The reader's answer to the prepared ``trace`` (also set as ``trace.answer``)."""
+        for _ in read(self.reader, question, trace, config):
+            pass
+        return trace.answer
 
     def _invoke(self, input: Any, config: RunnableConfig) -> dict:
         question, trace = self._start(input, config)
         with trace.timer("answer"):
-            trace.answer = self.answer(question, trace, config)
+            self.answer(question, trace, config)
         return {"question": question, "answer": trace.answer, "trace": trace}
 
     async def _ainvoke(self, input: Any, config: RunnableConfig) -> dict:
         """Cards and selectors run in a worker thread (local models); the base LLM is awaited."""
         question, trace = await run_in_executor(config, self._start, input, config)
         with trace.timer("answer"):
-            trace.answer = await self.aanswer(question, trace, config)
+            async for _ in aread(self.reader, question, trace, config):
+                pass
         return {"question": question, "answer": trace.answer, "trace": trace}
 
     def stream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Iterator[dict]:
-        """Yields {"answer": chunk} as the base LLM writes, then {"trace": trace}. An answer that may be
-        replaced comes in one piece: a multiple-choice one (it is matched to an option first) and
-        one whose type is checked (:meth:`typed_spans`)."""
+        """Yields {"answer": chunk} as the answer is written (the reader says which reply may be shown
+        as it comes; the rest comes in one piece), then {"trace": trace}."""
         yield from self._transform_stream_with_config(iter([input]), self._stream, config, run_type="chain")
 
     def _stream(self, inputs: Iterator[Any], config: RunnableConfig) -> Iterator[dict]:
         question, trace = self._start(next(inputs), config)
         with trace.timer("answer"):
-            if self.in_one_piece(question, trace):
-                trace.answer = self.answer(question, trace, config)
-                yield {"answer": trace.answer}
-            else:
-                hint, prompt = self.copy_hint(question, trace.knowledge()), trace.prompt
-                while prompt:  # the answer, then its continuation when it only repeated the question
-                    for chunk in self.llm.stream(prompt, config=config, stop=ANSWER_STOP, **hint):
-                        if text := self._grow_answer(trace, chunk):
-                            yield {"answer": text}
-                    mark, prompt = self._go_on(question, trace, prompt)
-                    if mark:
-                        yield {"answer": f"{mark} "}
-                trace.answer = trace.answer.strip()
+            for text in read(self.reader, question, trace, config, stream=True):
+                yield {"answer": text}
         yield {"trace": trace}
 
     async def astream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> AsyncIterator[dict]:
@@ -257,40 +134,9 @@ class KnowledgeChain(KcardRunnable):
     async def _astream(self, inputs: AsyncIterator[Any], config: RunnableConfig) -> AsyncIterator[dict]:
         question, trace = await run_in_executor(config, self._start, await anext(inputs), config)
         with trace.timer("answer"):
-            if self.in_one_piece(question, trace):
-                trace.answer = await self.aanswer(question, trace, config)
-                yield {"answer": trace.answer}
-            else:
-                hint, prompt = self.copy_hint(question, trace.knowledge()), trace.prompt
-                while prompt:
-                    async for chunk in self.llm.astream(prompt, config=config, stop=ANSWER_STOP, **hint):
-                        if text := self._grow_answer(trace, chunk):
-                            yield {"answer": text}
-                    mark, prompt = self._go_on(question, trace, prompt)
-                    if mark:
-                        yield {"answer": f"{mark} "}
-                trace.answer = trace.answer.strip()
+            async for text in aread(self.reader, question, trace, config, stream=True):
+                yield {"answer": text}
         yield {"trace": trace}
-
-    def in_one_piece(self, question: str, trace: Trace) -> bool:
-        """Whether the answer may be replaced once written, and so is not streamed as it is written."""
-        return bool(split_options(question)[1] or self.typed_spans(question, trace))
-
-    def _go_on(self, question: str, trace: Trace, streamed: str) -> tuple[str, str]:
-        """After the stream of the answer prompt: for an answer that only repeated the question, the
-        mark it goes on from (added to ``trace.answer``) and the prompt to stream next; else two ''."""
-        mark = self.repeated(question, trace.answer.strip(), trace) if streamed == trace.prompt else ""
-        if mark:
-            trace.answer = f"{trace.answer.strip()}{mark} "
-        return mark, mark and f"{trace.prompt} {trace.answer.rstrip()}"
-
-    @staticmethod
-    def _grow_answer(trace: Trace, chunk: Any) -> str:
-        """The text a streamed chunk adds to ``trace.answer`` (the first loses "Answer: X"'s space, and so
-        does the first after a space already there)."""
-        text = text_of(chunk) if trace.answer[-1:].strip() else text_of(chunk).lstrip()
-        trace.answer += text
-        return text
 
     def run_cards(self, cards: list, question: str, n: int | None, trace: Trace,
                   config: RunnableConfig | None) -> list[Document]:

@@ -1,4 +1,5 @@
-"""Plugins and what they register: ``kcard plugins``, ``trust``, ``selectors``, ``backends``, ``cache``."""
+"""Plugins and what they register: ``kcard plugins``, ``trust``, ``selectors``, ``readers``, ``backends``,
+``cache``."""
 
 from __future__ import annotations
 
@@ -72,9 +73,25 @@ def selectors() -> None:
 @click.option("--json", "as_json", is_flag=True)
 def selectors_list(as_json: bool) -> None:
     """List installed selectors."""
+    list_factories(get_registry().selectors, as_json)
+
+
+@cli.group()
+def readers() -> None:
+    """Readers (the answer step) from installed plugins."""
+
+
+@readers.command("list")
+@click.option("--json", "as_json", is_flag=True)
+def readers_list(as_json: bool) -> None:
+    """List installed readers."""
+    list_factories(get_registry().readers, as_json)
+
+
+def list_factories(factories: dict, as_json: bool) -> None:
     rows = [{"name": name, "description": (factory.__doc__ or "").strip().splitlines()[0] if factory.__doc__ else "",
              "factory": f"{factory.__module__}.{factory.__qualname__}"}
-            for name, factory in get_registry().selectors.items()]
+            for name, factory in factories.items()]
     if as_json:
         return emit_json(rows)
     for row in rows:

@@ -15,9 +15,8 @@ from kcard_core.spec import ChainSpec, spec_options
 
 @cli.command()
 @click.argument("question")
-@spec_options("mode", "cards", "model", "backend", "n1", "n2", "n3", "selectors", "prune", "judge",
-              "copy_bias", "type_bias", "max_iterations", "decide", "ensemble", "revise", "revise_rounds", "seed",
-              "cache")
+@spec_options("mode", "cards", "model", "backend", "n1", "n2", "n3", "selectors", "prune", "judge", "reader",
+              "copy_bias", "type_bias", "max_iterations", "decide", "ensemble", "revise", "revise_rounds", "seed", "cache")
 @click.option("--gate", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Thresholds from `kcard calibrate`: consult cards only when the subject is unpopular.")
 @click.option("--popularity", "popularity_name", default=None, help="The popularity table for --gate [default: the first installed].")
@@ -74,8 +73,8 @@ def ask(question: str, gate: str | None, popularity_name: str | None, as_json: b
               help="The folder holding midtermqa/ and popqa/ [default: $KCARD_DATA, else the user data folder].")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="kcard-eval", show_default=True,
               help="Results go to OUT/DATASET/METHOD/ (results.json, predictions.jsonl with traces).")
-@spec_options("model", "backend", "n1", "n2", "n3", "selectors", "copy_bias", "type_bias", "decide", "revise",
-              "ensemble", "seed")
+@spec_options("model", "backend", "n1", "n2", "n3", "selectors", "reader", "copy_bias", "type_bias", "decide",
+              "revise", "ensemble", "seed")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 def eval_command(dataset: str, methods: tuple[str, ...], cards: tuple[str, ...], limit: int | None,
                  data: str | None, out_dir: str, as_json: bool, **options: Any) -> None:

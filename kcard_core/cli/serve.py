@@ -17,7 +17,7 @@ from kcard_core.spec import ChainSpec, spec_options
               help="Requests running or waiting at once; more get 429.")
 @click.option("--timeout", default=120.0, show_default=True, type=click.FloatRange(1, 3600),
               help="Seconds a request may take; then 503.")
-@spec_options("model", "backend", "n1", "n2", "n3", "selectors", "prune", "judge", "copy_bias", "type_bias",
+@spec_options("model", "backend", "n1", "n2", "n3", "selectors", "prune", "judge", "reader", "copy_bias", "type_bias",
               "max_iterations", "decide", "ensemble", "seed", "cache")
 def serve(host: str, port: int, max_queue: int, timeout: float, **options: Any) -> None:
     """Serve kcard over HTTP: OpenAI-compatible /v1/chat/completions, /v1/completions and /v1/models

@@ -1,4 +1,4 @@
-"""kcard plugin: the three selectors of the Knowledge Card paper.
+"""kcard plugin: the three selectors of the Knowledge Card paper, and the "rules" reader.
 
 Registration must stay cheap (``kcard selectors list`` loads every plugin), so each factory
 imports its selector class only when a selector is built.
@@ -21,3 +21,10 @@ SELECTORS = {
 def register_selectors(register):
     for name, (target, doc) in SELECTORS.items():
         register(lazy(target, doc), name=name)
+
+
+@hookimpl
+def register_readers(register):
+    register(lazy("kcard_selectors.reader:RulesReader",
+                  "The answer steered by English rules on what the question asks for (a year, a count, a name)."),
+             name="rules")

@@ -21,7 +21,7 @@ paper's FactKB and VitaminC models do not exist offline; these are the stand-ins
 Choosing: the paper samples n3 of the top k with p ∝ exp(score). Scores a few hundredths apart
 made that a coin toss, so by default the choice is greedy with a margin: the best document is
 kept, and among documents within ``margin`` of the best the first that holds an answer of the type
-the question asks for (kcard_core.answer_types: "How many …?" a count, "In which year …?" a year)
+the question asks for (kcard_selectors.answer_types: "How many …?" a count, "In which year …?" a year)
 wins, else the one ranked first by the stage before (relevance). A memorised card's samples tie
 often: "The ship of the town's founder, Ada Morrane." and "… after her ship, the Grey Heron, was
 wrecked …" both state only what its text says, and the first, closer to "What was the name of the
@@ -38,7 +38,7 @@ from typing import Any, Callable, Literal, Sequence
 import numpy as np
 from langchain_core.documents import Document
 
-from kcard_core.answer_types import answer_type, typed_spans
+from kcard_selectors.answer_types import answer_type, typed_spans
 from kcard_core.backends import yes_probability
 from kcard_core.retrieval import STOPWORDS, index_for, words
 from kcard_core.selectors import Selector

@@ -40,7 +40,7 @@ import random
 import re
 from collections import Counter
 
-from kcard_core import answer_types as types
+from kcard_selectors import answer_types as types
 from kcard_core.text import CUE_WORD, FUNCTION_WORDS, sentences
 
 PASSAGE_WORDS = 60  # a passage is whole sentences up to about this many words: one card document

@@ -6,7 +6,7 @@ bells."; "To whom were the lands sold?" → "1539". Nine types are told from the
 alone (a count, a measure, a price, a year, a time of day, a month, a place, a person or body, the
 title of a thing: "Which firm …?", "What is the night train called?"); the chains ask again,
 favouring the spans of that type, only when the answer holds none of them (see
-``KnowledgeChain.answering``).
+``kcard_selectors.reader.RulesReader``).
 """
 
 from __future__ import annotations

@@ -1,0 +1,104 @@
+"""The "rules" reader: the base LLM's answer, steered by English rules about what a question asks for.
+
+See :meth:`RulesReader.reading` for the steps and :mod:`kcard_selectors.answer_types` for the rules.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Generator
+
+from langchain_core.language_models import BaseLanguageModel
+
+from kcard_core import defaults
+from kcard_core.readers import Ask, Reader
+from kcard_core.text import named_option, one_line, split_options, without_options
+from kcard_core.trace import Trace, Turn
+from kcard_selectors import answer_types
+
+WORD = re.compile(r"\w+")
+FAVOURED = re.compile(r"\w+(?:-\w+)*")  # a favoured word is whole with its hyphens ("thirty-one")
+APPOSITION = r"\s*([,:])"  # what sets a name beside a phrase
+
+
+def apposition(question: str, answer: str, knowledge: str) -> str:
+    """The mark (``,`` or ``:``) that follows ``answer`` in ``knowledge`` when the answer only repeats
+    the question's words, so that the answer can go on as the knowledge does; empty for an answer that
+    says anything the question does not, for a question that offers a choice ("X or Y?"), and when no
+    such mark follows the answer in the knowledge."""
+    words, asked = ({word.lower() for word in WORD.findall(text)} for text in (answer, question))
+    if not words or not words <= asked or " or " in question.lower():
+        return ""
+    found = re.search(re.escape(answer) + APPOSITION, knowledge, re.IGNORECASE)
+    return found.group(1) if found else ""
+
+
+class RulesReader(Reader):
+    """Takes the base LLM and ``type_bias``, the logit bias for asking again for an answer of the
+    question's type (0: never). Returns the answer after these steps, each decision a trace turn:
+
+    1. A multiple-choice question ("… Options: A. X; B. Y.") is answered open, the options out of
+       sight, and matched to an option by name; only an answer that names none is asked again with
+       the options shown.
+    2. The answer favours the knowledge's words that the question lacks (a kcard backend's model).
+    3. An answer that only repeats the question goes on as the knowledge does (:func:`apposition`).
+    4. Where the question asks for a type (:func:`~kcard_selectors.answer_types.answer_type`) and the
+       answer names none of the knowledge's spans of it, it is asked again favouring those; a typed
+       answer that says part of a name becomes the whole name.
+    """
+
+    name = "rules"
+
+    def __init__(self, llm: BaseLanguageModel, type_bias: float = defaults.TYPE_BIAS):
+        super().__init__(llm)
+        self.type_bias = type_bias
+
+    @classmethod
+    def from_spec(cls, spec: Any, llm: BaseLanguageModel) -> "RulesReader":
+        return cls(llm) if spec is None else cls(llm, type_bias=spec.type_bias)
+
+    def copy_hint(self, question: str, knowledge: str) -> dict[str, Any]:
+        """``favour``: the knowledge's words the question does not hold (a kcard backend's model only)."""
+        if not self.takes_hints:
+            return {}
+        asked = {word.lower() for word in FAVOURED.findall(without_options(question))}
+        words = dict.fromkeys(word for word in FAVOURED.findall(knowledge) if word.lower() not in asked)
+        return {"favour": tuple(words)} if words else {}
+
+    def typed_spans(self, question: str, trace: Trace) -> list[str]:
+        """The knowledge's spans of the type the question asks for; none with ``type_bias`` 0, for a
+        multiple-choice question, or for a model that takes no hint (asked again, it would say the same)."""
+        if not self.type_bias or not self.takes_hints or split_options(question)[1]:
+            return []
+        return answer_types.typed_spans(question, trace.knowledge())
+
+    def reading(self, question: str, trace: Trace) -> Generator[Ask, str, str]:
+        knowledge, prompt = trace.knowledge(), self.prompt(question, trace)
+        hint = self.copy_hint(question, knowledge)
+        stem, options = split_options(question)
+        if options and isinstance(prompt, str) and one_line(question) in prompt:
+            reply = yield Ask(prompt.replace(one_line(question), one_line(stem)), hint)
+            key = named_option(reply, options)
+            trace.turns.append(Turn("answered without the options, matched to one", reply, details={"option": key}))
+            if key:
+                return f"{key}. {options[key]}"
+        spans = self.typed_spans(question, trace)
+        reply = yield Ask(prompt, hint, shown=not (options or spans))
+        if options:
+            return reply
+        mark = apposition(question, reply, knowledge) if isinstance(prompt, str) else ""
+        if mark:
+            trace.turns.append(Turn("the answer only repeated the question: it goes on as the knowledge does",
+                                    reply, details={"goes on after": reply + mark}))
+            more = yield Ask(f"{prompt} {reply}{mark}", hint)
+            reply = f"{reply}{mark} {more}" if more else reply
+        if not spans:
+            return reply
+        if not answer_types.of_type(reply, spans):
+            again = yield Ask(prompt, {"favour": tuple(dict.fromkeys(FAVOURED.findall(" ".join(spans)))),
+                                       "favour_bias": self.type_bias})
+            trace.turns.append(Turn(f"the answer is no {answer_types.answer_type(question)} from the knowledge: "
+                                    "asked again, favouring those", reply,
+                                    details={"spans": spans, "asked again": again}))
+            reply = answer_types.settled(again, spans) or reply
+        return answer_types.whole(reply, question, knowledge)
