@@ -24,11 +24,12 @@ from kcard_core.trace import Trace, Turn
 ANSWER_STOP = ["\n"]  # every prompt segment is one line, so is the answer
 ANSWER_TOKENS = 48  # an answer's most tokens
 
-# what a chat model is told (a completion model reads the chain's few-shot prompt instead)
+# what a chat model is told (a completion model reads the chain's few-shot prompt instead); the
+# question on both sides of the knowledge, as in the completion prompt
 CHAT_PROMPT = ChatPromptTemplate.from_messages([
     ("system", "Answer the question from the knowledge given. Reply with the answer alone: a name, a number, a "
                "date or a short phrase taken from the knowledge, on one line, with no explanation."),
-    ("human", "Knowledge:\n{knowledge}\n\nQuestion: {question}"),
+    ("human", "Question: {question}\n\nKnowledge:\n{knowledge}\n\nQuestion: {question}"),
 ])
 
 

@@ -22,6 +22,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -133,6 +134,78 @@ class CardTests:
         documents = card.with_backend(backend).generate(self.question, n=2)
         assert len(documents) == 2 and all(doc.page_content for doc in documents)
         assert documents[0].metadata["card"] == card.name and documents[0].metadata["backend"] == backend.name
+
+
+class ReaderTests:
+    """What every reader must do, with stand-in base LLMs (no model loads); override ``factory`` (what
+    ``register_readers`` registers: ``factory.from_spec(spec, llm)`` builds the reader)."""
+
+    question = "Which river runs through Kelderwick?"
+    knowledge = "The river that runs through Kelderwick is the Sabre, crossed by four bridges."
+    replies = ["the Sabre"]
+
+    @pytest.fixture
+    def factory(self) -> Any:
+        raise NotImplementedError("override the `factory` fixture")
+
+    def trace(self) -> Any:
+        from kcard_core.chains.prompts import bottom_up_prompt
+        from kcard_core.trace import DocumentRecord, Trace
+
+        trace = Trace(mode="bottom-up", question=self.question, prompt=bottom_up_prompt(self.question, [self.knowledge]))
+        trace.documents["d1"] = DocumentRecord("kelderwick", self.knowledge, used=True, sources=["notes.md › Rivers"])
+        return trace
+
+    def llm(self, chat: bool = False) -> Any:
+        from langchain_core.language_models.fake import FakeListLLM
+        from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+        return (FakeListChatModel if chat else FakeListLLM)(responses=self.replies)
+
+    def answer(self, factory: Any, llm: Any, stream: bool = False) -> tuple[str, list[str], Any]:
+        from kcard_core.readers import read
+
+        trace = self.trace()
+        chunks = list(read(factory.from_spec(None, llm), self.question, trace, None, stream=stream))
+        return trace.answer, chunks, trace
+
+    def test_builds_from_a_spec_or_the_defaults(self, factory):
+        from kcard_core.readers import Reader
+        from kcard_core.spec import ChainSpec
+
+        llm = self.llm()
+        assert isinstance(factory.from_spec(None, llm), Reader) and isinstance(factory.from_spec(ChainSpec(), llm), Reader)
+        assert factory.from_spec(None, llm).llm is llm
+
+    def test_answers_in_one_line(self, factory):
+        answer, chunks, trace = self.answer(factory, self.llm())
+        assert answer and "\n" not in answer and answer == trace.answer and chunks == []
+
+    def test_a_stream_says_what_invoke_answers(self, factory):
+        answer = self.answer(factory, self.llm())[0]
+        streamed, chunks, trace = self.answer(factory, self.llm(), stream=True)
+        assert "".join(chunks).strip() == streamed == answer
+        assert not [turn for turn in trace.turns if "replaced" in turn.question]  # a shown reply was kept
+
+    def test_async_says_what_sync_answers(self, factory):
+        import asyncio
+
+        from kcard_core.readers import aread
+
+        answer = self.answer(factory, self.llm())[0]
+        for stream in (False, True):
+            trace = self.trace()
+
+            async def run() -> list[str]:
+                return [text async for text in aread(factory.from_spec(None, self.llm()), self.question, trace, None,
+                                                     stream=stream)]
+
+            chunks = asyncio.run(run())
+            assert trace.answer == answer and ("".join(chunks).strip() == answer if stream else chunks == [])
+
+    def test_reads_a_chat_model(self, factory):
+        answer, _, _ = self.answer(factory, self.llm(chat=True))
+        assert answer and "\n" not in answer
 
 
 def free_port() -> int:

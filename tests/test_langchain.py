@@ -218,6 +218,16 @@ def test_chat_openai_against_a_real_server_is_the_base_llm(chat_server):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("mode", ["bottom-up", "top-down-auto"])
+def test_a_chat_model_reads_chat_messages_and_names_the_winner(chat_server, mode):
+    from langchain_openai import ChatOpenAI
+
+    chain = build_chain(mode, llm=ChatOpenAI(model="smollm2", temperature=0, max_tokens=32))
+    result = chain.invoke("Who won the senate race of Ohio in the 2022 U.S. midterm elections?")
+    assert "Vance" in result["trace"].knowledge() and "Vance" in result["answer"], result["answer"]
+
+
+@pytest.mark.slow
 def test_the_lcel_page_runs_as_written(chat_server):
     retriever_in_front, own_base_llm = re.findall(r"```python\n(.*?)```", (DOCS / "langchain.md").read_text(), re.S)
     page = {}

@@ -1,0 +1,145 @@
+"""Readers side by side: each installed reader answers the same prepared prompts.
+
+The knowledge is gathered once per question and kept (so every reader reads the same prompt):
+
+- real-docs: the ten real documents of real_docs.py, a retrieval card each at kcard's defaults,
+  bottom-up with `--card` (the tuning seven and the three first held out, as two splits);
+- midtermqa: the held-out open-book questions as knowledge_lift_heldout.py stored them, bottom-up
+  and top-down-auto (run that first; its --work folder is read).
+
+Rows: dataset, split, reader, questions, em (exact match, %), contains (a gold answer in the
+answer, %), copied_sentences (answers of more than eight words found word for word in the
+knowledge, where every gold answer has at most eight), seconds_per_question (the reader alone).
+
+    python benchmarks/readers.py                       # every reader, both data sets
+    python benchmarks/readers.py --reader plain --dataset real-docs
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from common import HERE, write_result
+
+from kcard_core.chains import build_chain
+from kcard_core.config import cache_dir
+from kcard_core.evaluation.metrics import contains_answer, exact_match
+from kcard_core.plugins import get_registry
+from kcard_core.trace import DocumentRecord, Trace
+
+sys.path.insert(0, str(HERE / "real_docs"))
+sys.path.insert(0, str(HERE))
+from sources import SOURCES, extract  # noqa: E402
+
+STORED = cache_dir() / "benchmarks" / "knowledge-lift-heldout" / "held-out" / "midterm-openbook"
+
+
+def real_docs() -> list[dict]:
+    """Each real document's questions with the knowledge its card gives (bottom-up, `--card`)."""
+    import real_docs as benchmark
+
+    items = []
+    for document, source in SOURCES.items():
+        with tempfile.TemporaryDirectory() as work:
+            file = extract(document, Path(work) / "docs")
+            card, _ = benchmark.build(document, file, Path(work), "auto")
+            registry = get_registry()
+            registry.cards[card.name] = card
+            chain = build_chain("bottom-up", registry=registry, cards=[card.name], reader="plain")
+            for item in benchmark.questions(document):
+                trace = Trace(mode="bottom-up", question=item["question"])
+                trace.prompt = chain.prepare(item["question"], trace, None)
+                items.append({"dataset": "real-docs", "split": source[2], "question": item["question"],
+                              "gold": item["answers"], "trace": trace.to_dict()})
+            registry.cards.pop(card.name)
+    return items
+
+
+def midtermqa() -> list[dict]:
+    """The stored held-out open-book questions, bottom-up and top-down-auto."""
+    items = []
+    for mode in ("bottom-up", "top-down-auto"):
+        for line in (STORED / mode / "defaults" / "predictions.jsonl").open():
+            stored = json.loads(line)
+            items.append({"dataset": f"midtermqa-{mode}", "split": "held-out", "question": stored["question"],
+                          "gold": stored["answers"], "trace": stored["trace"]})
+    return items
+
+
+def trace_of(record: dict) -> Trace:
+    trace = Trace(mode=record["mode"], question=record["question"], prompt=record["prompt"])
+    for doc in record["documents"]:
+        trace.documents[doc["id"]] = DocumentRecord(doc.get("card"), doc["text"], used=doc.get("used", False),
+                                                    sources=doc.get("sources"))
+    return trace
+
+
+def copied(answer: str, gold: list[str], knowledge: str) -> bool:
+    """A sentence copied where a span was asked for."""
+    return (len(answer.split()) > 8 and all(len(g.split()) <= 8 for g in gold)
+            and " ".join(answer.split()).lower() in " ".join(knowledge.split()).lower())
+
+
+def run(reader: str, items: list[dict]) -> list[dict]:
+    chain = build_chain("bottom-up", cards=["general"], reader=reader)
+    rows = {}
+    for item in items:
+        trace = trace_of(item["trace"])
+        started = time.perf_counter()
+        answer = chain.answer(item["question"], trace, None)
+        seconds = time.perf_counter() - started
+        row = rows.setdefault((item["dataset"], item["split"]), {
+            "dataset": item["dataset"], "split": item["split"], "reader": reader, "questions": 0, "em": 0.0,
+            "contains": 0.0, "copied_sentences": 0, "seconds_per_question": 0.0})
+        row["questions"] += 1
+        row["em"] += exact_match(answer, item["gold"])
+        row["contains"] += contains_answer(answer, item["gold"]) > 0
+        row["copied_sentences"] += copied(answer, item["gold"], trace.knowledge())
+        row["seconds_per_question"] += seconds
+    for row in rows.values():
+        n = row["questions"]
+        row.update(em=round(100 * row["em"] / n, 1), contains=round(100 * row["contains"] / n, 1),
+                   seconds_per_question=round(row["seconds_per_question"] / n, 2))
+    return list(rows.values())
+
+
+def report(rows: list[dict]) -> str:
+    lines = ["| data | split | reader | questions | EM | contains | copied sentences | s / question |",
+             "|---|---|---|---|---|---|---|---|"]
+    lines += [f"| {r['dataset']} | {r['split']} | {r['reader']} | {r['questions']} | {r['em']} | {r['contains']} "
+              f"| {r['copied_sentences']} | {r['seconds_per_question']} |" for r in rows]
+    return f"""# Readers side by side
+
+Every installed reader answers the same prepared prompts (Gemma 3 270M on llama.cpp, greedy, 2 CPU
+cores): the ten real documents' questions with their retrieval card's knowledge (bottom-up,
+`--card`), and MidtermQA's held-out open-book questions with the knowledge stored by
+knowledge_lift_heldout.py. EM and contains in %; copied sentences: answers of more than eight words
+found word for word in the knowledge where the gold is a short span.
+
+{chr(10).join(lines)}
+
+Rows: `readers.json`. Reproduce: `python benchmarks/readers.py` (after `python benchmarks/knowledge_lift_heldout.py`).
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--reader", action="append", help="default: every installed reader")
+    parser.add_argument("--dataset", action="append", choices=["real-docs", "midtermqa"])
+    args = parser.parse_args()
+    items = [item for name in args.dataset or ["real-docs", "midtermqa"]
+             for item in (real_docs() if name == "real-docs" else midtermqa())]
+    rows = []
+    for reader in args.reader or sorted(get_registry().readers):
+        rows += run(reader, items)
+        print(json.dumps(rows[-1]), flush=True)
+    write_result("readers", {"rows": rows}, report(rows))
+
+
+if __name__ == "__main__":
+    main()
