@@ -5,7 +5,7 @@ import pytest
 
 from kcard_core.errors import UnknownNameError
 from kcard_core.plugins import Registry
-from kcard_core.readers import Ask, PlainReader, Reader, read
+from kcard_core.readers import Ask, PlainReader, Reader
 from kcard_core.testing import ReaderTests
 
 
