@@ -291,10 +291,8 @@ class RetrievalCard(Card):
         return [text for text, _ in self.written(query, n, sampling)]
 
     def written(self, query: str, n: int, sampling: Sampling) -> list[tuple[str, dict[str, Any]]]:
-        # One document, best passage first, as a KG card writes one. Apart, the relevance selector
-        # reordered them: MiniLM put "The Halvard Observatory is … on Mount Ceril" above "The
-        # observatory was founded in 1896 by … Edith Sorrell" for "Who founded the Halvard
-        # Observatory?", where BM25 had them the right way; together, the reader sees both.
+        # One document, best passage first, as a KG card writes one: the relevance selector does not
+        # reorder BM25's passages, and the reader sees them all.
         kept = self.found(query)
         if not kept:
             return []

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from kcard_core.errors import KcardError
-from kcard_core.text import one_line, sentences
+from kcard_core.text import WORD, one_line, sentences
 
 logger = logging.getLogger(__name__)
 
@@ -656,11 +656,11 @@ READERS: dict[str, Callable[[str], list[Block]]] = {
 def describe(passages: list[Passage], name: str = "") -> tuple[str, str]:
     """(subject, description) proposed for a card over ``passages``, named ``name``.
 
-    The subject is the name the text opens by saying what it is ("The Halvard Observatory is …"),
+    The subject is the name the text opens by saying what it is ("The Eiffel Tower is …"),
     else ``name`` when the text holds each of its words (a card named after what it documents),
     else the document's title (the heading that opens most passages) when it is short; else empty.
     The description is the subject or title, the files, and the first top-level headings."""
-    from kcard_core.retrieval import WORD, subject as opening_subject
+    from kcard_core.retrieval import subject as opening_subject
 
     roots = Counter(passage.headings[0] for passage in passages if passage.headings).most_common(1)
     title = roots[0][0] if roots and roots[0][1] > len(passages) / 2 else ""

@@ -17,7 +17,7 @@ from typing import BinaryIO, Callable, Sequence
 import numpy as np
 
 from kcard_core.config import cache_dir
-from kcard_core.text import sentences
+from kcard_core.text import WORD, sentences
 
 logger = logging.getLogger(__name__)
 
@@ -27,7 +27,6 @@ STOPWORDS = frozenset("a an and are as at be by can could did do does for from h
                       "that the this to was were what when where which who whom why how will with would".split())
 
 
-WORD = re.compile(r"\w+")
 # a version or section number stays one word ("1.14.10", "2.3.1"), as Unicode's word boundaries (UAX #29) have it:
 # a question names "dbus 1.14.10", which its parts "1", "14", "10" do not tell from any other release
 NUMBERED_WORD = re.compile(r"\bv?\d+(?:\.\w+)+|\w+")
@@ -39,8 +38,8 @@ def words(text: str, word: re.Pattern = WORD) -> list[str]:
 
 
 # words that say what kind of answer a question wants, rarely found beside the answer itself
-# ("In which year was Kelderwick founded?" is answered by "founded in 1742")
-QUESTION_WORDS = frozenset("year name named called kind type long many much".split())
+# ("In which year was it founded?" is answered by "founded in 1742")
+ANSWER_KIND_WORDS = frozenset("year name named called kind type long many much".split())
 
 
 @functools.cache
@@ -208,17 +207,10 @@ def pairs(text: str, leave_out: frozenset[str] = STOPWORDS) -> set[str]:
 class QuestionIndex(BM25):
     """A user's question against a card's passages: words stemmed, question-form words left out.
 
-    A ``subject`` (the name the whole text is about, "Ostrel Botanic Garden") counts as held by
-    every passage in coverage, though only the first names it: its words tell that a question is for
-    this text, not which passage answers it ("When did the keepers leave Skerrin Lighthouse?" found
-    only the opening passage, the one that covered half its words, not "The keepers left in 1989").
-    A passage that names it ranks its words at half their weight: "What is the footbridge to the
-    Ostrel Botanic Garden called?" got the opening passage, which holds three of its words, ahead of
-    "Visitors reach the garden over a footbridge called the Fern Bridge", which holds two; with no
-    weight at all, "On which rock does Skerrin Lighthouse stand?" lost the opening passage ("…
-    lighthouse on Gannet Rock") to three shorter ones about the rock. Half is the middle of the
-    weights (a quarter to three quarters) that found the answer's passage for all 160 questions of
-    eight texts.
+    ``subject`` (the name the whole text is about) counts as held by every passage in coverage: its
+    words tell that a question is for this text, not which passage answers it. In a passage that
+    names it, its words count at half their weight in ranking (chosen on the own-card texts:
+    docs/decisions.md).
     """
 
     TOKENS = "snowball-english-1"
@@ -230,16 +222,15 @@ class QuestionIndex(BM25):
             self.rank[self.vocab[term]] = 0.5
 
     def names_subject(self, query: str) -> bool:
-        """Whether ``query`` names the whole text's subject: such a question is for this text even
-        when its other words are not the text's ("On which hill does the Wrenhold Observatory
-        stand?" for "… on the summit of Scarrow Fell")."""
+        """Whether ``query`` names the whole text's subject (every word of it): such a question is for
+        this text even when its other words are not the text's."""
         return bool(self.subject) and self.subject <= self.query_terms(query)
 
     def terms(self, text: str) -> list[str]:
         return [stem(word) for word in words(text, NUMBERED_WORD)]
 
     def query_terms(self, query: str) -> set[str]:
-        return {stem(word) for word in words(query, NUMBERED_WORD) if word not in QUESTION_WORDS}
+        return {stem(word) for word in words(query, NUMBERED_WORD) if word not in ANSWER_KIND_WORDS}
 
     def holds(self, term: str) -> bool:
         """Whether a passage holds ``term``: a word of :meth:`query_terms` or a pair of :func:`pairs`
@@ -263,7 +254,7 @@ def claimants(query: str, indexes: dict[str, QuestionIndex], coverage: float = 0
     if not indexes:
         return {}
     own: dict[str, list[str]] = {}
-    asked = next(iter(indexes.values())).query_terms(query) | pairs(query, STOPWORDS | QUESTION_WORDS)
+    asked = next(iter(indexes.values())).query_terms(query) | pairs(query, STOPWORDS | ANSWER_KIND_WORDS)
     for term in sorted(asked):
         holders = [name for name, index in indexes.items() if index.holds(term)]
         if len(holders) == 1:
@@ -272,9 +263,9 @@ def claimants(query: str, indexes: dict[str, QuestionIndex], coverage: float = 0
 
 
 def subject(texts: list[str]) -> str:
-    """What a text is about: the name its first sentence opens by saying what it is ("The Halvard
-    Observatory is a fictional observatory …" -> "Halvard Observatory"); empty for any other opening
-    ("Fact one.", "The town of Brill lies on a river.")."""
+    """What a text is about: the name its first sentence opens by saying what it is ("The Eiffel Tower
+    is a wrought-iron tower …" -> "Eiffel Tower"); empty for any other opening ("Fact one.", "The
+    town of Brill lies on a river.")."""
     first = sentences(texts[0])[0] if texts and texts[0].strip() else ""
     opening = re.match(r"((?:[A-Z][\w'-]*\s+)+)(?:is|was|are|were)\b", first)  # its leading capitalised words
     words = opening.group(1).split() if opening else []
@@ -288,9 +279,7 @@ def index_for(corpora: dict[str, Callable[[], list[str]]]) -> BM25 | None:
     """One index over the sentences of all registered corpora, built on first use (None if none).
 
     Sentences, not passages: a short claim compared with a long passage scores low even when the
-    passage states it. Each sentence comes with the one before it: "It opened in 1868 to carry
-    slate." names nothing a question about the Brackenmoor Railway asks, so alone it was never found
-    for one, and a card that wrote it right went unsupported.
+    passage states it. Each sentence comes with the one before it, which often names what "it" is.
     """
     key = tuple(sorted(corpora))
     if not key:

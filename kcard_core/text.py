@@ -16,13 +16,19 @@ from collections import Counter
 ENDS = (".", "!", "?", '."', '?"', '!"', ".”", "?”", "!”", ".'", ".)")
 # A card that memorised a text (kcard_train.memorise) learned to write each passage after *cues*: a
 # question word and some of the passage's words, never these function words ("In which year built
-# clothier Ashcombe Mill?"). Its manifest's prompt "{cue}" hands it a question in the same form.
+# clothier the mill?"). Its manifest's prompt "{cue}" hands it a question in the same form.
 FUNCTION_WORDS = frozenset("""a an the of in on at to for from by with and or but is are was were be been it its
 this that these those as into than then there their they he she his her him who whom whose which what when where
 why how do does did not no yes so such can could will would shall should may might must also after before over
 under about since""".split())
 ASKING_WORDS = frozenset("who whom which what when where how".split())  # a cue keeps these
 CUE_WORD = re.compile(r"[\w'-]+")
+WORD = re.compile(r"\w+")  # a word: a run of Unicode word characters
+
+
+def words_of(text: str, word: re.Pattern = WORD) -> set[str]:
+    """The words of ``text`` (by ``word``), in lower case."""
+    return {found.lower() for found in word.findall(text)}
 
 
 def one_line(text: str) -> str:
@@ -44,11 +50,8 @@ def sentences(text: str) -> list[str]:
 
 def cue_form(question: str) -> str:
     """``question`` as a memorised card's cues put it: its words but the function words, its asking
-    words kept, and "In" before "which year" ("In which year was Ashcombe Mill built?" → "In which
-    year Ashcombe Mill built?"; "On which hill does the Wrenhold Observatory stand?" → "Which hill
-    Wrenhold Observatory stand?"). Asked its own text's 20 questions, such a card answered 245 and
-    241 of 280 over fourteen texts with the cue form, 241 and 239 with the question as asked
-    (benchmarks/results/own-card-probes.jsonl)."""
+    words kept, and "In" before "which year" ("In which year was the mill built?" → "In which year
+    mill built?"; "On which hill does the observatory stand?" → "Which hill observatory stand?")."""
     words = CUE_WORD.findall(question)
     kept = [word for i, word in enumerate(words)
             if word.lower() not in FUNCTION_WORDS or word.lower() in ASKING_WORDS

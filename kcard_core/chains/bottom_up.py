@@ -31,10 +31,9 @@ class BottomUp(KnowledgeChain):
     def knowledge(self, question: str, trace: Trace, config: RunnableConfig | None) -> list[Document]:
         """The documents that reach the prompt: every card writes, the selectors filter.
 
-        A question that names the subject of one card's text ("When did the keepers leave Skerrin
-        Lighthouse?", its ``[retrieval] subject``) is for that card alone: other cards' documents that
-        copy the question's name ("… the school for the children of Ashcombe Mill was called the
-        Ashcombe Children's School") won the selectors over the card's own passage.
+        A question that names the subject of one card's text (its ``[retrieval] subject``) is for that
+        card alone, so that other cards' documents that copy the question's names do not outscore
+        the card's own passage.
         """
         # only cards with a subject: building every card's index cost a cold `kcard ask` 0.6 s
         texts = card_texts(card for card in self.cards if card.manifest.retrieval.subject)

@@ -18,17 +18,11 @@ CHOOSE_SOURCE = "Choose an information source from the following: {sources}.\nSo
 GENREAD = "Generate a background document from Wikipedia to answer the given question. {question}"
 
 
-# Bottom-up demonstrations: question, knowledge, the question again, short answer. Small readers
-# answer with the last name they read ("X won and Y lost" -> Y): the contests below put the winner
-# first in two phrasings and last in a third, so that the role, not the position, gives the answer;
-# and the question is asked before the knowledge as well as after it, so that the knowledge is read
-# for the question. Chosen on MidtermQA's tuning split (questions 1-100, each race's report in its
-# three phrasings, Gemma 3 270M reading): 85.4% right with the question after the knowledge only,
-# 92.5% with it on both sides (benchmarks/reader.py, results/reader.md). The last demo's answer is
-# in its knowledge's second sentence: without it the reader echoed a passage's first sentence ("A
-# ferry sails from Kelderwick to Merrin twice a day." for "How long is the crossing?"). It took
-# the reader handed kelderwick's right paragraph from 16 to 18 of 20, and MidtermQA's tuning split
-# from 94 to 96 EM bottom-up, 93 to 95 top-down-auto.
+# Bottom-up demonstrations: question, knowledge, the question again, short answer. The contests put
+# the winner first in two phrasings and last in a third, so that the role, not the position, gives
+# the answer; the question comes before the knowledge as well as after it; the last demo's answer is
+# in its knowledge's second sentence. Chosen on MidtermQA's tuning split (results/reader.md,
+# docs/decisions.md).
 BOTTOM_UP_EXAMPLES = [
     {"knowledge": "Canberra was chosen as the capital of Australia in 1908 as a compromise between Sydney "
                   "and Melbourne.",

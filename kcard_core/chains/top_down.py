@@ -133,9 +133,9 @@ class TopDown(KnowledgeChain):
         return not self.explicit
 
     def claimed(self, question: str, trace: Trace, iteration: int) -> bool:
-        """Whether exactly one card claims the question (recorded in the trace when it does). A small base
-        LLM says "No" to questions about what it cannot know ("On which headland does the Kelderwick
-        lighthouse stand?" → "Kelderwick Lighthouse") while only one card's text holds "Kelderwick"."""
+        """Whether exactly one card claims the question (recorded in the trace when it does): a small
+        base LLM says "No" to questions about what it cannot know, such as a name only one card's
+        text holds."""
         claims = self.claims(question)
         if len(claims) != 1:
             return False

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from kcard_core.text import sentences
+from kcard_core.text import WORD, sentences, words_of
 
 NUMBER_WORDS = ("one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
                 "sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety "
@@ -45,7 +45,6 @@ MONTH = r"\b(?:January|February|March|April|May|June|July|August|September|Octob
 NOT_NAMES = frozenset("a an the in on at by of and it its this that these those he she they his her their "
                       "since every each when after before during there today once from to for with".split())
 NAME = r"\b[A-Z][\w'’-]*(?:\s+(?:(?:and|of|the|de|van|von)\s+)?[A-Z][\w'’-]*)*"
-WORD = re.compile(r"\w+")
 # "which" or "what" before a thing, not before a verb ("What is …", "What did …")
 WHICH_THING = r"\b(?:which|what) (?!(?:is|was|are|were|do|does|did|has|have|had)\b)"
 PREPOSITIONS = frozenset("of in on at to for with from by near that which".split())  # where a thing's words end
@@ -149,11 +148,6 @@ def typed_spans(question: str, knowledge: str) -> list[str]:
                 spans += phrases_after("by", question, near)  # "worn by the county's postmen"
         return spans
     return []
-
-
-def words_of(text: str) -> set[str]:
-    """The words of ``text``, in lower case."""
-    return {word.lower() for word in WORD.findall(text)}
 
 
 def contains(words: list[str], part: list[str]) -> bool:

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import math
 import random
-import re
 from typing import Any, Callable, Literal, Sequence
 
 import numpy as np
@@ -42,7 +41,7 @@ from kcard_selectors.answer_types import answer_type, typed_spans
 from kcard_core.backends import yes_probability
 from kcard_core.retrieval import STOPWORDS, index_for, words
 from kcard_core.selectors import Selector
-from kcard_core.text import sentences
+from kcard_core.text import WORD, sentences
 from kcard_selectors import encoder
 
 JUDGE_PROMPT = ("Evidence: {evidence}\nClaim: {claim}\n"
@@ -78,10 +77,10 @@ def margin_greedy(scores: Sequence[float], n: int, margin: float, preferred: Seq
     return chosen
 
 
-def facts(text: str, asked: set[str]) -> list[str]:
+def new_words(text: str, asked: set[str]) -> list[str]:
     """What ``text`` states beyond the question: its names and numbers (capitalised words, digits)
     not in the question, lower-cased, in order; its other new words when it has no such."""
-    tokens = [w for w in re.findall(r"\w+", text) if w.lower() not in STOPWORDS and w.lower() not in asked]
+    tokens = [w for w in WORD.findall(text) if w.lower() not in STOPWORDS and w.lower() not in asked]
     named = [w.lower() for w in tokens if w[0].isupper() or w[0].isdigit()]
     return list(dict.fromkeys(named or [w.lower() for w in tokens]))
 
@@ -89,12 +88,12 @@ def facts(text: str, asked: set[str]) -> list[str]:
 def agreement(claim: str, evidence: str, question: str = "") -> float:
     """How much of what ``claim`` adds beyond ``question`` ``evidence`` states, in the same order.
 
-    The claim's new names and numbers (see :func:`facts`) found in the evidence, as a share, times
+    The claim's new names and numbers (see :func:`new_words`) found in the evidence, as a share, times
     (1 + o) / 2 where o is the share of consecutive found words that the evidence has in the same
     order. Verbs are left out ("defeated" and "won" report the same result); a claim that only
     repeats the question adds nothing: 0.
     """
-    new = facts(claim, set(words(question)))
+    new = new_words(claim, set(words(question)))
     if not new:
         return 0.0
     position: dict[str, int] = {}

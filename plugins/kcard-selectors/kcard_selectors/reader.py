@@ -12,11 +12,10 @@ from langchain_core.language_models import BaseLanguageModel
 
 from kcard_core import defaults
 from kcard_core.readers import Ask, Reader
-from kcard_core.text import named_option, one_line, split_options, without_options
+from kcard_core.text import named_option, one_line, split_options, without_options, words_of
 from kcard_core.trace import Trace, Turn
 from kcard_selectors import answer_types
 
-WORD = re.compile(r"\w+")
 FAVOURED = re.compile(r"\w+(?:-\w+)*")  # a favoured word is whole with its hyphens ("thirty-one")
 APPOSITION = r"\s*([,:])"  # what sets a name beside a phrase
 
@@ -26,7 +25,7 @@ def apposition(question: str, answer: str, knowledge: str) -> str:
     the question's words, so that the answer can go on as the knowledge does; empty for an answer that
     says anything the question does not, for a question that offers a choice ("X or Y?"), and when no
     such mark follows the answer in the knowledge."""
-    words, asked = ({word.lower() for word in WORD.findall(text)} for text in (answer, question))
+    words, asked = words_of(answer), words_of(question)
     if not words or not words <= asked or " or " in question.lower():
         return ""
     found = re.search(re.escape(answer) + APPOSITION, knowledge, re.IGNORECASE)

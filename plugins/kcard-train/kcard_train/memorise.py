@@ -41,7 +41,7 @@ import re
 from collections import Counter
 
 from kcard_selectors import answer_types as types
-from kcard_core.text import CUE_WORD, FUNCTION_WORDS, sentences
+from kcard_core.text import CUE_WORD, FUNCTION_WORDS, sentences, words_of
 
 PASSAGE_WORDS = 60  # a passage is whole sentences up to about this many words: one card document
 TEMPLATES = ("{}?", "What {}?", "Which {}?", "How {}?", "Tell me about {}.")  # for any passage
@@ -73,13 +73,9 @@ def content_words(passage: str) -> list[str]:
     return [word for word in CUE_WORD.findall(passage) if word.lower() not in FUNCTION_WORDS]
 
 
-def words_of(text: str) -> set[str]:
-    return {word.lower() for word in CUE_WORD.findall(text)}
-
-
 def left_out(passage: str, cue: str) -> list[str]:
     """The passage's names and numbers that ``cue`` does not show: what a question with it asks for."""
-    shown = words_of(cue)
+    shown = words_of(cue, CUE_WORD)
     names = (name.rstrip(".,") for name in KEY.findall(passage))
     return [name for name in names if name.lower() not in FUNCTION_WORDS | shown]
 
@@ -130,14 +126,16 @@ def fact_questions(sentence: str, subject: str = "") -> list[tuple[list[str], tu
         how = (f"How {sense[0]} {{}}?",) if sense else (
             ("How heavy {}?", "How much {} weigh?") if unit in types.WEIGHTS else ("How long {}?",))
         found.append((CUE_WORD.findall(m.group(0)) + ([sense[1]] if sense else []), how))
-    taken = words_of(" ".join(m.group(0) for m in measures))
+    taken = words_of(" ".join(m.group(0) for m in measures), CUE_WORD)
     for m in re.finditer(rf"\b{types.NUMBER}\b\s+([a-z]+)", sentence, re.IGNORECASE):
         number = m.group(0).rsplit(None, 1)[0]
-        if re.fullmatch(types.YEAR, number) or words_of(number) & taken or m.group(1).lower() in FUNCTION_WORDS:
+        if (re.fullmatch(types.YEAR, number) or words_of(number, CUE_WORD) & taken
+                or m.group(1).lower() in FUNCTION_WORDS):
             continue
         found.append((CUE_WORD.findall(number), (f"How many {m.group(1)} {{}}?",)))
     for m, name in types.names_in(sentence):  # not a sentence's one capitalised first word
-        if name and not (m.start() == 0 and " " not in name) and not words_of(name) <= words_of(subject):
+        if (name and not (m.start() == 0 and " " not in name)
+                and not words_of(name, CUE_WORD) <= words_of(subject, CUE_WORD)):
             found.append((name.split(), ("Who {}?", "What {} called?", "Which {}?", "What name {}?")))
     return found
 
@@ -157,7 +155,7 @@ def fact_cue(sentence: str, fact: list[str], templates: tuple[str, ...], rng: ra
     whether the sentence names it or not (the opening passage, which names it, had lost "How long is
     the Brackenmoor Railway?" to the tunnel's "412 metres long", whose cues named it half the time).
     None where no word is left."""
-    hidden = words_of(" ".join(fact)) | words_of(subject)
+    hidden = words_of(" ".join(fact), CUE_WORD) | words_of(subject, CUE_WORD)
     every = content_words(sentence)
     at = next((i for i, word in enumerate(every) if word == fact[0]), len(every))
     words = [(i, word) for i, word in enumerate(every) if word.lower() not in hidden]
@@ -204,7 +202,7 @@ def probes(texts: list[str], seed: int = 1, subject: str = "") -> list[tuple[str
     for passage, distinct in passages_and_own_words(texts):
         asked = cue(passage, rng, subject, distinct)
         keys = left_out(passage, asked)
-        keys = keys or [word for word in content_words(passage) if word.lower() not in words_of(asked)][:3]
+        keys = keys or [word for word in content_words(passage) if word.lower() not in words_of(asked, CUE_WORD)][:3]
         if keys:
             found.append((asked + "\n", keys))
     return found
