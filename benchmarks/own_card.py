@@ -1,6 +1,6 @@
 """A card built from your own text knows it: both kinds of card, built the way the tutorial builds them.
 
-For each small corpus in docs/examples (kelderwick.txt: fifteen paragraphs about a fictional town,
+For each small corpus in benchmarks/own_card (kelderwick.txt, in docs/examples: fifteen paragraphs about a fictional town,
 the development set; halvard.txt: twenty one-line facts about a fictional observatory, written
 after the first recipe was chosen, whose misses then shaped the cues; ostrel.txt: fourteen
 paragraphs about a fictional botanic garden, written before that change and held out from it;
@@ -67,7 +67,11 @@ from kcard_core.documents import read_corpus
 from kcard_core.trace import Trace
 from kcard_train import memorise
 
-EXAMPLES = HERE.parent / "docs" / "examples"
+OWN_CARD = HERE / "own_card"  # the texts and their questions; kelderwick, the tutorial's text, is in docs/examples
+
+
+def text_file(corpus: str) -> Path:
+    return HERE.parent / "docs" / "examples" / "kelderwick.txt" if corpus == "kelderwick" else OWN_CARD / f"{corpus}.txt"
 CORPORA = ("kelderwick", "halvard", "ostrel", "tarnby", "brackenmoor", "wrenhold", "ashcombe", "skerrin", "tollmere",
            "quillon", "penmarrow", "arbroch", "tarrow", "lydgate", "dovecroft", "fenwater", "saltholme",
            "whinmoor")
@@ -95,12 +99,12 @@ SETUPS = {"right_with_card": "bottom-up", "right_bottom_up": "bottom-up", "right
 
 
 def questions(corpus: str) -> list[dict]:
-    return [json.loads(line) for line in (EXAMPLES / f"{corpus}-questions.jsonl").read_text().splitlines()]
+    return [json.loads(line) for line in (OWN_CARD / f"{corpus}-questions.jsonl").read_text().splitlines()]
 
 
 def build(corpus: str, kind: str, work: Path, train_options: list[str]) -> tuple[Card, dict]:
     """The card, as the tutorial makes it, and how long training took and how much memory it used."""
-    text = EXAMPLES / f"{corpus}.txt"
+    text = text_file(corpus)
     if kind == "retrieval":
         package = render_card(corpus, corpus=str(text), description=DESCRIPTIONS[corpus], output_dir=str(work),
                               no_input=True)
@@ -149,7 +153,7 @@ def reader_given_passage(corpus: str) -> int:
     bottom-up would hand it, the corpus's paragraph that holds the answer (no card, no selector),
     through the chains' answer step (its copy hint, and asking again where it applies)."""
     chain = build_chain("vanilla")
-    passages = read_corpus(EXAMPLES / f"{corpus}.txt")
+    passages = read_corpus(text_file(corpus))
     right = 0
     for item in questions(corpus):
         passage = next(p for p in passages if item["answer"].lower() in p.lower())

@@ -88,7 +88,7 @@ def question_sets(work: Path) -> list[tuple[str, Card, list[dict]]]:
     """(name, the user's card, questions with "answers") for every own-card text and real document."""
     sets = []
     for corpus in own_card.CORPORA:
-        package = render_card(corpus, corpus=str(own_card.EXAMPLES / f"{corpus}.txt"),
+        package = render_card(corpus, corpus=str(own_card.text_file(corpus)),
                               description=own_card.DESCRIPTIONS[corpus], output_dir=str(work / "own"), no_input=True)
         card = Card.from_manifest(package / f"kcard_card_{corpus}" / "card.toml")
         sets.append((corpus, card, [{"question": q["question"], "answers": [q["answer"]]}

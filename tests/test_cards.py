@@ -124,7 +124,7 @@ def test_a_word_and_its_forms_meet_in_one_stem(words, stem):
     assert {retrieval.stem(word) for word in words.split()} == {stem}
 
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"
+OWN_CARD = Path(__file__).resolve().parent.parent / "benchmarks" / "own_card"
 
 
 @pytest.mark.parametrize("corpus, question, answer, alone", [
@@ -139,7 +139,7 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"
 def test_the_subject_tells_a_question_is_for_the_text_not_which_passage_answers(corpus, question, answer, alone):
     from kcard_core.retrieval import QuestionIndex, subject
 
-    passages = read_corpus(EXAMPLES / f"{corpus}.txt")
+    passages = read_corpus(OWN_CARD / f"{corpus}.txt")
     assert answer in QuestionIndex(passages, subject(passages)).scored(question, k=1, coverage=0.3)[0][1]
     # without it, the opening passage (which names the subject) comes first where not ``alone``
     assert (answer in QuestionIndex(passages).scored(question, k=1, coverage=0.3)[0][1]) == alone

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
 TUTORIAL = ROOT / "docs" / "tutorial.md"
-QUESTIONS = ROOT / "docs" / "examples" / "kelderwick-questions.jsonl"
+QUESTIONS = ROOT / "benchmarks" / "own_card" / "kelderwick-questions.jsonl"
 KCARD = [sys.executable, "-m", "kcard_core"]
 # asks every question with one card, in one process (20 `kcard ask` runs would load the models 20 times),
 # and prints the questions answered wrong
