@@ -23,6 +23,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Iterator
 
 import click
 import torch
@@ -48,6 +49,7 @@ class Recipe:
     seed: int = 0
     lora_rank: int | None = None  # None: train every weight; else a LoRA adapter of this rank on all linear layers
     cues: int = 0  # memorise: each passage is also seen after this many question-like cues (0: plain text)
+    bf16: bool | None = None  # matrix products in bfloat16 (weights stay fp32); None: where the hardware has it
 
     def with_(self, **changes) -> "Recipe":
         return replace(self, **changes)
@@ -161,6 +163,25 @@ def recall(model, tokenizer, probes: list[tuple[str, list[str]]], batch_size: in
     return {"recalled": len(probes) - len(misses), "passages": len(probes), "misses": misses}
 
 
+BUCKET = 16  # batches in a window of rows batched by length
+
+
+def passes(ids: torch.Tensor, batch_size: int, generator: torch.Generator) -> Iterator[list[int]]:
+    """Batches of row indices, pass after pass without end: each pass in a new random order, cut into
+    windows of ``BUCKET`` batches whose rows are batched by length (a batch is as wide as its longest
+    row, so this saves the padding), the batches then shuffled."""
+    lengths = (ids != PAD).sum(1)
+    while True:
+        order = torch.randperm(len(ids), generator=generator)
+        batches = []
+        for start in range(0, len(order), batch_size * BUCKET):
+            window = order[start:start + batch_size * BUCKET]
+            window = window[torch.argsort(lengths[window], stable=True)].tolist()
+            batches += [window[i:i + batch_size] for i in range(0, len(window), batch_size)]
+        for i in torch.randperm(len(batches), generator=generator).tolist():
+            yield batches[i]
+
+
 def schedule_of(recipe: Recipe, rows: int) -> tuple[int, int]:
     """(steps a pass over ``rows`` takes, steps in all)."""
     epoch = math.ceil(rows / recipe.batch_size)
@@ -169,26 +190,32 @@ def schedule_of(recipe: Recipe, rows: int) -> tuple[int, int]:
 
 def estimate(model, tokenizer, ids: torch.Tensor, labels: torch.Tensor, recipe: Recipe,
              probes: list[tuple[str, list[str]]]) -> tuple[float, float]:
-    """(seconds, peak GB) that training will take at most, on this machine: one step timed (forward,
-    backward and an AdamW update at learning rate 0, which changes no weight), and with cues one
-    batch of the recall check that follows each pass; memory as that step used it (AdamW's moments
-    included), plus the best pass's copy."""
+    """(seconds, peak GB) that training will take at most, on this machine. Time: two steps (forward,
+    backward and an AdamW update at learning rate 0, which changes no weight), the first a warm-up and
+    the second timed, scaled by the padded tokens of a pass's batches (:func:`passes`) and by the
+    passes; with cues, one batch of the recall check that follows each pass, scaled the same way.
+    Memory: as those steps used it (AdamW's moments included), plus the best pass's fp16 copy."""
     epoch, steps = schedule_of(recipe, len(ids))
     trained = [parameter for parameter in model.parameters() if parameter.requires_grad]
     optimizer = torch.optim.AdamW(trained, lr=0.0)
-    rows = torch.randperm(len(ids), generator=torch.Generator().manual_seed(recipe.seed))[:recipe.batch_size]
-    started = time.perf_counter()
-    loss_of(model, ids[rows], labels[rows]).backward()
-    optimizer.step()
-    step = time.perf_counter() - started
-    optimizer.zero_grad(set_to_none=True)
+    lengths = (ids != PAD).sum(1)
+    batches = passes(ids, recipe.batch_size, torch.Generator().manual_seed(recipe.seed))
+    one_pass = [next(batches) for _ in range(epoch)]
+    width = lambda batch: len(batch) * int(lengths[batch].max())  # noqa: E731 - a batch's padded tokens
+    for batch in one_pass[:2]:
+        started = time.perf_counter()
+        loss_of(model, ids[batch], labels[batch]).backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        per_token = (time.perf_counter() - started) / width(batch)
     checking = 0.0
     if recipe.cues and probes:
         started = time.perf_counter()
         recall(model, tokenizer, probes[:16])
         checking = (time.perf_counter() - started) * math.ceil(len(probes) / 16) * math.ceil(steps / epoch)
     weights = sum(parameter.numel() for parameter in trained)
-    return steps * step + checking, peak_gb() + weights * 2 / 2**30  # the step held AdamW's moments; the copy: fp16
+    training = per_token * sum(map(width, one_pass)) * steps / epoch
+    return training + checking, peak_gb() + weights * 2 / 2**30
 
 
 def optimise(model, ids: torch.Tensor, labels: torch.Tensor, recipe: Recipe, check=None,
@@ -203,15 +230,13 @@ def optimise(model, ids: torch.Tensor, labels: torch.Tensor, recipe: Recipe, che
     warmup = max(1, int(recipe.warmup_ratio * steps))
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda step: min((step + 1) / warmup, max(0.0, (steps - step) / max(1, steps - warmup))))
-    order, losses = [], []
-    generator = torch.Generator().manual_seed(recipe.seed)
+    losses = []
+    batches = passes(ids, recipe.batch_size, torch.Generator().manual_seed(recipe.seed))
     model.train()
     with click.progressbar(range(steps), label="training", file=sys.stderr,
                            item_show_func=lambda _: f"loss {losses[-1]:.3f}" if losses else "") as bar:
         for step in bar:
-            while len(order) < recipe.batch_size:  # a fresh pass in a new order (several if rows are few)
-                order += torch.randperm(len(ids), generator=generator).tolist()
-            batch = [order.pop() for _ in range(recipe.batch_size)]
+            batch = next(batches)
             loss = loss_of(model, ids[batch], labels[batch])
             loss.backward()
             torch.nn.utils.clip_grad_norm_(trained, 1.0)
@@ -228,6 +253,9 @@ def optimise(model, ids: torch.Tensor, labels: torch.Tensor, recipe: Recipe, che
     return losses
 
 
+PATIENCE = 3  # passes without a better recall after which training stops
+
+
 class BestPass:
     """The trained weights of the pass that recalled most: :meth:`offer` after each pass, :meth:`restore`
     at the end. The weights are kept on the CPU in half precision (a 135M model: 0.27 GB)."""
@@ -241,11 +269,24 @@ class BestPass:
             self.weights = {name: parameter.detach().to("cpu", torch.float16, copy=True)
                             for name, parameter in model.named_parameters() if parameter.requires_grad}
 
+    def stalled(self, passes: int) -> bool:
+        """Whether the last ``PATIENCE`` of ``passes`` passes recalled no more than the best before them."""
+        return passes - self.number >= PATIENCE
+
     @torch.no_grad()
     def restore(self, model) -> None:
         for name, parameter in model.named_parameters():
             if name in (self.weights or {}):
                 parameter.copy_(self.weights[name].to(parameter.dtype))
+
+
+def bf16_native(device: torch.device) -> bool:
+    """Whether ``device`` multiplies bfloat16 natively (a CUDA GPU that does, a CPU with AVX-512 BF16 or
+    AMX): there autocast to bfloat16 trains faster; elsewhere it would be emulated, and slower."""
+    if device.type == "cuda":
+        return torch.cuda.is_bf16_supported()
+    return any(getattr(torch.cpu, probe, lambda: False)()
+               for probe in ("_is_avx512_bf16_supported", "_is_amx_tile_supported"))
 
 
 def peak_gb() -> float:
@@ -334,6 +375,8 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
         model = with_lora(model, recipe.lora_rank)
     model.to(resolved_device())  # KCARD_DEVICE, else a GPU when there is one
     torch.backends.cuda.matmul.allow_tf32 = True  # on a GPU: fp32 training at tensor-core speed
+    if recipe.bf16 is None:
+        recipe = recipe.with_(bf16=bf16_native(model.device))
     if recipe.cues:  # memorise: every passage is trained on, cued; recall is the held-out check
         pairs = memorise.examples(texts, recipe.cues, recipe.seed, subject)
         ids, labels = blocks(tokenizer, pairs, recipe.seq_len)
@@ -346,25 +389,27 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
     click.echo(f"corpus: {len(texts)} documents, {fingerprint(texts)['characters']} characters; "
                f"{len(ids)} training rows, {tokens} tokens with a loss", err=True)
     probes = memorise.probes(texts, subject=subject)
-    seconds, memory = estimate(model, tokenizer, ids, labels, recipe, probes)
-    click.echo(f"estimated: at most {seconds / 60:.1f} minutes and {memory:.1f} GB on this machine"
-               + (" (less if every passage comes back early)" if recipe.cues else ""), err=True)
-    before = perplexity(model, val_ids, val_labels, recipe.batch_size)
-    progress: list[dict] = []
-    best = BestPass()
+    # the weights change inside: bfloat16 copies of them must not be cached across steps
+    with torch.autocast(model.device.type, dtype=torch.bfloat16, enabled=recipe.bf16, cache_enabled=False):
+        seconds, memory = estimate(model, tokenizer, ids, labels, recipe, probes)
+        click.echo(f"estimated: at most {seconds / 60:.1f} minutes and {memory:.1f} GB on this machine"
+                   + (" (less if every passage comes back early)" if recipe.cues else ""), err=True)
+        before = perplexity(model, val_ids, val_labels, recipe.batch_size)
+        progress: list[dict] = []
+        best = BestPass()
 
-    def check() -> bool:  # after each epoch: stop once every passage comes back
-        progress.append(recall(model, tokenizer, probes))
-        best.offer(model, progress[-1]["recalled"], len(progress))
-        click.echo(f"  recall {progress[-1]['recalled']}/{progress[-1]['passages']}", err=True)
-        return progress[-1]["recalled"] == progress[-1]["passages"]
+        def check() -> bool:  # after each pass: stop once every passage comes back, or recall stalls
+            progress.append(recall(model, tokenizer, probes))
+            best.offer(model, progress[-1]["recalled"], len(progress))
+            click.echo(f"  recall {progress[-1]['recalled']}/{progress[-1]['passages']}", err=True)
+            return progress[-1]["recalled"] == progress[-1]["passages"] or best.stalled(len(progress))
 
-    losses = optimise(model, ids, labels, recipe, check if recipe.cues else None, deadline)
-    if progress and best.number != len(progress):  # a later pass recalled less: the card is the best one
-        best.restore(model)
-        click.echo(f"  the card is pass {best.number} (recall {best.recalled}), not the last", err=True)
-    after = perplexity(model, val_ids, val_labels, recipe.batch_size)
-    recalled = progress[best.number - 1] if progress else recall(model, tokenizer, probes)
+        losses = optimise(model, ids, labels, recipe, check if recipe.cues else None, deadline)
+        if progress and best.number != len(progress):  # a later pass recalled less: the card is the best one
+            best.restore(model)
+            click.echo(f"  the card is pass {best.number} (recall {best.recalled}), not the last", err=True)
+        after = perplexity(model, val_ids, val_labels, recipe.batch_size)
+        recalled = progress[best.number - 1] if progress else recall(model, tokenizer, probes)
     device = str(model.device)
     model.to("cpu")
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,104 @@
+"""LM-card training at growing text sizes: `kcard train` at its defaults, time, memory and recall.
+
+Texts: kelderwick alone (about 2 KB) and own-card texts joined into one file of about 5, 20 and 50
+KB (each keeps its opening sentence, so each passage still says what it is about). Each is trained
+by `kcard train` in a child process (its own wall time and peak memory), packaged with `kcard new
+card --from`, and asked the joined texts' questions with `--card` (right: the gold answer is in the
+answer). One size at a time, nothing else running.
+
+    python benchmarks/train_scale.py --size 2 --size 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+import tomllib
+from pathlib import Path
+
+from common import HERE, train_card, write_result
+from own_card import CORPORA, questions, text_file
+
+from kcard_core.cards import Card
+from kcard_core.chains import build_chain
+from kcard_core.evaluation.metrics import contains_answer
+from kcard_core.plugins import get_registry
+from kcard_core.scaffold import render_card
+
+RESULT = HERE / "results" / "train-scale.json"
+
+
+def texts_for(kilobytes: int) -> list[str]:
+    """The own-card texts, in order, until they hold about ``kilobytes``."""
+    chosen, size = [], 0
+    for corpus in CORPORA:
+        if size >= kilobytes * 1024 * 0.8:
+            break
+        chosen.append(corpus)
+        size += text_file(corpus).stat().st_size
+    return chosen
+
+
+def row(kilobytes: int, work: Path) -> dict:
+    corpora = texts_for(kilobytes)
+    text = work / "text.txt"
+    text.write_text("\n\n".join(text_file(corpus).read_text().strip() for corpus in corpora) + "\n")
+    stats = train_card(text, "scale", work / "trained")
+    package = render_card("scale", trained=str(work / "trained"), output_dir=str(work), no_input=True)
+    card = Card.from_manifest(package / "kcard_card_scale" / "card.toml")
+    registry = get_registry()
+    registry.cards["scale"] = card
+    chain = build_chain("bottom-up", cards=["scale"], registry=registry)
+    items = [item for corpus in corpora for item in questions(corpus)]
+    started = time.perf_counter()
+    right = sum(contains_answer(chain.invoke(item["question"])["answer"], [item["answer"]]) > 0 for item in items)
+    registry.cards.pop("scale")
+    trained = tomllib.loads((work / "trained" / "card.toml").read_text())["training"]
+    return {"text": " + ".join(corpora), "kilobytes": round(text.stat().st_size / 1024, 1),
+            "train_seconds": stats["train_seconds"],
+            "seconds_per_kb": round(stats["train_seconds"] / (text.stat().st_size / 1024)),
+            "peak_gb": round(stats["train_peak_rss_mb"] / 1024, 2), "recall": stats["recall"],
+            "recall_by_epoch": stats["recall_by_epoch"], "steps": stats["train_steps"],
+            "estimated_seconds": trained["estimated_seconds"],
+            "questions": len(items), "right_with_card": right,
+            "query_seconds": round((time.perf_counter() - started) / len(items), 2),
+            "device": trained["device"]}
+
+
+def report(rows: list[dict]) -> str:
+    lines = ["| text | KB | train s | s / KB | estimated s | peak GB | recall | right with `--card` | device |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    lines += [f"| {r['text']} | {r['kilobytes']} | {r['train_seconds']} | {r['seconds_per_kb']} | "
+              f"{r['estimated_seconds']} | {r['peak_gb']} | {r['recall']} | {r['right_with_card']} of "
+              f"{r['questions']} | {r['device']} |" for r in rows]
+    return f"""# LM-card training at growing text sizes
+
+`kcard train` at its defaults (the memorise preset, SmolLM2-135M-Instruct, bfloat16 where the
+hardware has it), on own-card texts joined to the size in the first column, in a child process on
+2 CPU cores with nothing else running; the card asked its texts' questions with `--card`.
+
+{chr(10).join(lines)}
+
+Goal (issue 47): ≤ 1 minute per KB and ≤ 4 GB at every size, the estimate within ±30%.
+Reproduce: `python benchmarks/train_scale.py --size 2 --size 5`.
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--size", type=int, action="append", required=True, help="kilobytes (2, 5, 20, 50)")
+    args = parser.parse_args()
+    rows = json.loads(RESULT.read_text())["rows"] if RESULT.exists() else []
+    for kilobytes in args.size:
+        with tempfile.TemporaryDirectory() as work:
+            new = row(kilobytes, Path(work))
+        print(json.dumps(new), flush=True)
+        rows = [r for r in rows if r["text"] != new["text"]] + [new]
+    rows.sort(key=lambda r: r["kilobytes"])
+    write_result("train-scale", {"rows": rows}, report(rows))
+
+
+if __name__ == "__main__":
+    main()
