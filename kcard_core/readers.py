@@ -86,8 +86,15 @@ class Reader(ABC):
         """Yield each :class:`Ask`, receive its reply (stripped), return the answer."""
 
 
-def _run(ask: Ask, takes_hints: bool) -> dict[str, Any]:
+def _kwargs(ask: Ask, takes_hints: bool) -> dict[str, Any]:
     return {"stop": ANSWER_STOP, **(ask.hint if takes_hints else {})}
+
+
+def _grow(parts: list[str], chunk: Any) -> str:
+    """Append a streamed chunk's text to ``parts`` (the reply's first text without its leading space)."""
+    text = text_of(chunk) if "".join(parts).strip() else text_of(chunk).lstrip()
+    parts.append(text)
+    return text
 
 
 def read(reader: Reader, question: str, trace: Trace, config: RunnableConfig | None,
@@ -98,13 +105,11 @@ def read(reader: Reader, question: str, trace: Trace, config: RunnableConfig | N
     try:
         ask = next(steps)
         while True:
-            kwargs = _run(ask, reader.takes_hints)
+            kwargs = _kwargs(ask, reader.takes_hints)
             if stream and ask.shown and shown is None:
                 parts: list[str] = []
                 for chunk in reader.llm.stream(ask.prompt, config=config, **kwargs):
-                    text = text_of(chunk) if "".join(parts).strip() else text_of(chunk).lstrip()
-                    parts.append(text)
-                    if text:
+                    if text := _grow(parts, chunk):
                         yield text
                 reply = shown = "".join(parts).strip()
             else:
@@ -122,13 +127,11 @@ async def aread(reader: Reader, question: str, trace: Trace, config: RunnableCon
     try:
         ask = next(steps)
         while True:
-            kwargs = _run(ask, reader.takes_hints)
+            kwargs = _kwargs(ask, reader.takes_hints)
             if stream and ask.shown and shown is None:
                 parts: list[str] = []
                 async for chunk in reader.llm.astream(ask.prompt, config=config, **kwargs):
-                    text = text_of(chunk) if "".join(parts).strip() else text_of(chunk).lstrip()
-                    parts.append(text)
-                    if text:
+                    if text := _grow(parts, chunk):
                         yield text
                 reply = shown = "".join(parts).strip()
             else:

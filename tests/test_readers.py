@@ -55,3 +55,4 @@ def test_unknown_reader_is_refused_before_any_model_loads():
 
     result = CliRunner().invoke(cli, ["ask", "Who?", "--reader", "nope", "--model", "/nonexistent.gguf"])
     assert result.exit_code == 1 and "unknown reader 'nope'" in result.output
+

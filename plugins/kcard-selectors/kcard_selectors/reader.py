@@ -75,8 +75,10 @@ class RulesReader(Reader):
         knowledge, prompt = trace.knowledge(), self.prompt(question, trace)
         hint = self.copy_hint(question, knowledge)
         stem, options = split_options(question)
-        if options and isinstance(prompt, str) and one_line(question) in prompt:
-            reply = yield Ask(prompt.replace(one_line(question), one_line(stem)), hint)
+        chat = not isinstance(prompt, str)
+        if options and (chat or one_line(question) in prompt):  # the stem wherever the prompt asks the question
+            reply = yield Ask(self.prompt(stem, trace) if chat else prompt.replace(one_line(question), one_line(stem)),
+                              hint)
             key = named_option(reply, options)
             trace.turns.append(Turn("answered without the options, matched to one", reply, details={"option": key}))
             if key:
@@ -85,7 +87,7 @@ class RulesReader(Reader):
         reply = yield Ask(prompt, hint, shown=not (options or spans))
         if options:
             return reply
-        mark = apposition(question, reply, knowledge) if isinstance(prompt, str) else ""
+        mark = "" if chat else apposition(question, reply, knowledge)
         if mark:
             trace.turns.append(Turn("the answer only repeated the question: it goes on as the knowledge does",
                                     reply, details={"goes on after": reply + mark}))
