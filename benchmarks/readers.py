@@ -4,6 +4,7 @@ The knowledge is gathered once per question and kept (so every reader reads the 
 
 - real-docs: the ten real documents of real_docs.py, a retrieval card each at kcard's defaults,
   bottom-up with `--card` (the tuning seven and the three first held out, as two splits);
+- own-card: the eighteen short texts of own_card.py, a retrieval card each, bottom-up with `--card`;
 - midtermqa: the held-out open-book questions as knowledge_lift_heldout.py stored them, bottom-up
   and top-down-auto (run that first; its --work folder is read).
 
@@ -11,7 +12,7 @@ Rows: dataset, split, reader, questions, em (exact match, %), contains (a gold a
 answer, %), copied_sentences (answers of more than eight words found word for word in the
 knowledge, where every gold answer has at most eight), seconds_per_question (the reader alone).
 
-    python benchmarks/readers.py                       # every reader, both data sets
+    python benchmarks/readers.py                       # every reader, every data set
     python benchmarks/readers.py --reader plain --dataset real-docs
 """
 
@@ -57,6 +58,26 @@ def real_docs() -> list[dict]:
                 items.append({"dataset": "real-docs", "split": source[2], "question": item["question"],
                               "gold": item["answers"], "trace": trace.to_dict()})
             registry.cards.pop(card.name)
+    return items
+
+
+def own_card() -> list[dict]:
+    """Each own-card text's questions with the knowledge its retrieval card gives (bottom-up, `--card`)."""
+    import own_card as benchmark
+
+    items = []
+    for corpus in benchmark.CORPORA:
+        with tempfile.TemporaryDirectory() as work:
+            card, _ = benchmark.build(corpus, "retrieval", Path(work), [])
+            registry = get_registry()
+            registry.cards[corpus] = card
+            chain = build_chain("bottom-up", registry=registry, cards=[corpus], reader="plain")
+            for item in benchmark.questions(corpus):
+                trace = Trace(mode="bottom-up", question=item["question"])
+                trace.prompt = chain.prepare(item["question"], trace, None)
+                items.append({"dataset": "own-card", "split": "held-out" if corpus in benchmark.HELD_OUT else "tuning",
+                              "question": item["question"], "gold": [item["answer"]], "trace": trace.to_dict()})
+            registry.cards.pop(corpus)
     return items
 
 
@@ -116,9 +137,9 @@ def report(rows: list[dict]) -> str:
     return f"""# Readers side by side
 
 Every installed reader answers the same prepared prompts (Gemma 3 270M on llama.cpp, greedy, 2 CPU
-cores): the ten real documents' questions with their retrieval card's knowledge (bottom-up,
-`--card`), and MidtermQA's held-out open-book questions with the knowledge stored by
-knowledge_lift_heldout.py. EM and contains in %; copied sentences: answers of more than eight words
+cores): the ten real documents' and the eighteen own-card texts' questions with their retrieval
+card's knowledge (bottom-up, `--card`), and MidtermQA's held-out open-book questions with the
+knowledge stored by knowledge_lift_heldout.py. EM and contains in %; copied sentences: answers of more than eight words
 found word for word in the knowledge where the gold is a short span.
 
 {chr(10).join(lines)}
@@ -127,17 +148,23 @@ Rows: `readers.json`. Reproduce: `python benchmarks/readers.py` (after `python b
 """
 
 
+DATASETS = {"real-docs": real_docs, "own-card": own_card, "midtermqa": midtermqa}
+RESULT = HERE / "results" / "readers.json"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--reader", action="append", help="default: every installed reader")
-    parser.add_argument("--dataset", action="append", choices=["real-docs", "midtermqa"])
+    parser.add_argument("--dataset", action="append", choices=list(DATASETS))
     args = parser.parse_args()
-    items = [item for name in args.dataset or ["real-docs", "midtermqa"]
-             for item in (real_docs() if name == "real-docs" else midtermqa())]
-    rows = []
+    items = [item for name in args.dataset or DATASETS for item in DATASETS[name]()]
+    rows = json.loads(RESULT.read_text())["rows"] if RESULT.exists() else []
     for reader in args.reader or sorted(get_registry().readers):
-        rows += run(reader, items)
-        print(json.dumps(rows[-1]), flush=True)
+        found = run(reader, items)
+        rows = [r for r in rows if (r["dataset"], r["split"], r["reader"]) not in
+                {(f["dataset"], f["split"], f["reader"]) for f in found}] + found
+        print(json.dumps(found), flush=True)
+    rows.sort(key=lambda r: (r["dataset"], r["split"], r["reader"]))
     write_result("readers", {"rows": rows}, report(rows))
 
 
