@@ -13,7 +13,8 @@ HEAVY = ("torch", "transformers", "sentence_transformers", "llama_cpp", "langcha
 
 
 @pytest.mark.parametrize("args", [["--help"], ["cards", "list"], ["cards", "list", "--json"],
-                                  ["selectors", "list", "--json"], ["backends", "list", "--json"],
+                                  ["selectors", "list", "--json"], ["readers", "list", "--json"],
+                                  ["backends", "list", "--json"],
                                   ["plugins", "--json"], ["cards", "show", "general"]])
 def test_fast_commands_import_no_heavy_library(args):
     code = (f"import sys\nfrom kcard_core.cli import main\nsys.argv = ['kcard', *{args!r}]\n"
