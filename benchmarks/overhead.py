@@ -125,7 +125,8 @@ def main() -> None:
     ratio = wall / generating[0]
     n = len(questions) - 1
     counts, answering = {m: dict(c) for m, c in counts.items()}, {m: dict(c) for m, c in answering.items()}
-    measured = {model: rates(model) for model in {*counts, *answering}}  # (their own tokens are counted, not kept)
+    # alone, on the backend's compute thread, as the cards ran (their own tokens are counted, not kept)
+    measured = {model: llama_backend.computed(rates, model) for model in {*counts, *answering}}
     cards_ideal = ideal(counts, measured) / n
     row = {"questions": n, "wall_seconds_per_question": round(wall / n, 3),
            "generation_seconds_per_question": round(generating[0] / n, 3),

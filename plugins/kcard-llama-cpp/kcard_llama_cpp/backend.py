@@ -9,9 +9,10 @@ import os
 import sys
 import threading
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from kcard_core.backends import Adapted, Backend, BackendStatus, Gather, Sampling
 from kcard_llama_cpp.batched import BatchDecoder, Request
@@ -26,6 +27,18 @@ MAX_MODELS = int(os.environ.get("KCARD_MAX_MODELS", "4"))
 # spin while they wait for each other (on 2 cores, a query that takes 3 s alone took 45-60 s while
 # another process kept one core busy). Remote backends still fan out.
 COMPUTE_LOCK = threading.Lock()
+# ... and on one thread. llama.cpp's CPU threads are an OpenMP team per calling thread, and an idle team
+# spins: once cards had computed from several threads (a chain runs each card in a worker thread), every
+# later call ran 1.5x slower (three cards 1.58 s a question called from one thread, 2.42 s after calls
+# from others, benchmarks/results/overhead.md).
+COMPUTE = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kcard-llama-cpp")
+
+
+def computed(function: Callable[..., Any], *args: Any) -> Any:
+    """``function(*args)`` run on the one compute thread (directly when already on it)."""
+    if threading.current_thread().name.startswith("kcard-llama-cpp"):
+        return function(*args)
+    return COMPUTE.submit(function, *args).result()
 
 
 _log_callback = None  # kept: llama.cpp calls it for as long as the process runs
@@ -190,13 +203,14 @@ class LlamaCppBackend(Backend):
         the same model meanwhile (:mod:`kcard_llama_cpp.batched`)."""
         loaded = load(model)
         request = Request(prompt, n, sampling, chat, logit_bias=loaded.logit_bias(sampling))
-        return loaded.gather.submit(request, loaded.serve)
+        return loaded.gather.submit(request, lambda requests: computed(loaded.serve, requests))
 
     def stream(self, model: Path, prompt: str, sampling: Sampling) -> Iterator[str]:
         loaded = load(model)
         with loaded.lock:
-            for chunk in loaded.llama.create_completion(prompt, stream=True, stopping_criteria=loaded.stop_at_bos,
-                                                        **loaded.sampling_kwargs(sampling)):
+            chunks = loaded.llama.create_completion(prompt, stream=True, stopping_criteria=loaded.stop_at_bos,
+                                                    **loaded.sampling_kwargs(sampling))
+            while (chunk := computed(next, chunks, None)) is not None:
                 yield chunk["choices"][0]["text"]
 
     def next_token_logprobs(self, model: Path, prompt: str, top: int = 20) -> dict[str, float]:
@@ -208,7 +222,7 @@ class LlamaCppBackend(Backend):
             llama = loaded.llama
             tokens = llama.tokenize(prompt.encode("utf-8"), add_bos=True)
             llama.reset()
-            llama.eval(tokens)
+            computed(llama.eval, tokens)
             # only the last position's logits are kept (logits_all=False saves n_ctx × vocab floats)
             logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llama.ctx, -1),
                                            shape=(llama.n_vocab(),)).astype(np.float64)
