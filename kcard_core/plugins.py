@@ -242,7 +242,6 @@ class Registry:
             return factory.from_spec(spec, **options) if hasattr(factory, "from_spec") else factory()
         return factory(**options)
 
-
     def reader(self, name: str | None = None):
         """The named reader's factory (None: :data:`kcard_core.defaults.READER` where installed, else
         "plain"); ``factory.from_spec(spec, llm)`` builds it for a chain's settings and base LLM."""

@@ -36,7 +36,7 @@ CHAT_PROMPT = ChatPromptTemplate.from_messages([
 @dataclass(frozen=True)
 class Ask:
     """One request to the base LLM: a prompt (text, or chat messages), and keywords only a kcard
-    backend's model takes (``favour``, ``favour_bias``, ``spans``: see :class:`kcard_core.llm.BackendLLM`).
+    backend's model takes (``favour``, ``favour_bias``: see :class:`kcard_core.llm.BackendLLM`).
     ``shown``: the reply is the start of the answer as it stands, so a stream shows it as it comes."""
     prompt: Any
     hint: dict[str, Any] = field(default_factory=dict)
@@ -50,8 +50,6 @@ class Reader(ABC):
     :mod:`kcard_core.testing`, checks them): the answer is one line of text; a reply marked ``shown``
     is where the answer starts; every decision beyond asking is a :class:`~kcard_core.trace.Turn`.
     """
-
-    name = ""
 
     def __init__(self, llm: BaseLanguageModel):
         self.llm = llm
@@ -160,8 +158,6 @@ def _rest(trace: Trace, shown: str | None, stream: bool) -> Iterator[str]:
 class PlainReader(Reader):
     """The base LLM's reply to the prompt, as it writes it: one ask, shown as it comes. What a chain
     reads with when no other reader is installed."""
-
-    name = "plain"
 
     def reading(self, question: str, trace: Trace) -> Generator[Ask, str, str]:
         return (yield Ask(self.prompt(question, trace), shown=True))

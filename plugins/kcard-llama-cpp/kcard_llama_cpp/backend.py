@@ -31,12 +31,13 @@ COMPUTE_LOCK = threading.Lock()
 # spins: once cards had computed from several threads (a chain runs each card in a worker thread), every
 # later call ran 1.5x slower (three cards 1.58 s a question called from one thread, 2.42 s after calls
 # from others, benchmarks/results/overhead.md).
-COMPUTE = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kcard-llama-cpp")
+COMPUTE_THREAD = "kcard-llama-cpp"
+COMPUTE = ThreadPoolExecutor(max_workers=1, thread_name_prefix=COMPUTE_THREAD)
 
 
 def computed(function: Callable[..., Any], *args: Any) -> Any:
     """``function(*args)`` run on the one compute thread (directly when already on it)."""
-    if threading.current_thread().name.startswith("kcard-llama-cpp"):
+    if threading.current_thread().name.startswith(COMPUTE_THREAD):
         return function(*args)
     return COMPUTE.submit(function, *args).result()
 

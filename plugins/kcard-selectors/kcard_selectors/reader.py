@@ -46,8 +46,6 @@ class RulesReader(Reader):
        answer that says part of a name becomes the whole name.
     """
 
-    name = "rules"
-
     def __init__(self, llm: BaseLanguageModel, type_bias: float = defaults.TYPE_BIAS):
         super().__init__(llm)
         self.type_bias = type_bias
@@ -60,7 +58,7 @@ class RulesReader(Reader):
         """``favour``: the knowledge's words the question does not hold (a kcard backend's model only)."""
         if not self.takes_hints:
             return {}
-        asked = {word.lower() for word in FAVOURED.findall(without_options(question))}
+        asked = words_of(without_options(question), FAVOURED)
         words = dict.fromkeys(word for word in FAVOURED.findall(knowledge) if word.lower() not in asked)
         return {"favour": tuple(words)} if words else {}
 

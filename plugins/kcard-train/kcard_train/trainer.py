@@ -201,7 +201,10 @@ def estimate(model, tokenizer, ids: torch.Tensor, labels: torch.Tensor, recipe: 
     lengths = (ids != PAD).sum(1)
     batches = passes(ids, recipe.batch_size, torch.Generator().manual_seed(recipe.seed))
     one_pass = [next(batches) for _ in range(epoch)]
-    width = lambda batch: len(batch) * int(lengths[batch].max())  # noqa: E731 - a batch's padded tokens
+
+    def width(batch: list[int]) -> int:  # a batch's padded tokens
+        return len(batch) * int(lengths[batch].max())
+
     for batch in one_pass[:2]:
         started = time.perf_counter()
         loss_of(model, ids[batch], labels[batch]).backward()
