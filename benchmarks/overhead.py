@@ -69,6 +69,16 @@ def rates(path: str) -> dict:
     return {"prompt": round(len(prompt) / (time.perf_counter() - started)), "decode": round(decode, 1)}
 
 
+def card_tokenizers(chain) -> dict[str, tuple[str, object]]:
+    """Each LM card's model file name and a tokenizer of it (the vocabulary alone)."""
+    from llama_cpp import Llama
+
+    paths = {card.name: str(card.manifest.artifacts["model"].resolve())
+             for card in chain.cards if card.manifest.type == "lm"}
+    vocabularies = {path: Llama(path, vocab_only=True, verbose=False) for path in set(paths.values())}
+    return {name: (Path(path).name, vocabularies[path]) for name, path in paths.items()}
+
+
 def ideal(counts: dict, measured: dict) -> float:
     return sum(c["decoded"] / measured[m]["decode"] + c["prompt"] / measured[m]["prompt"] for m, c in counts.items())
 
@@ -114,14 +124,21 @@ def main() -> None:
                     c[kind] -= spent
 
     chain.answer = counted_answer
-    generating[0], wall, stages, kept = 0.0, 0.0, {}, 0
+    tokenizers = card_tokenizers(chain)
+    generating[0], wall, stages, written = 0.0, 0.0, {}, {}
     for question in questions[1:]:
         started = time.perf_counter()
         trace = chain.invoke(question)["trace"]
         wall += time.perf_counter() - started
         for stage, seconds in trace.seconds.items():
             stages[stage] = stages.get(stage, 0.0) + seconds
-        kept += sum(len(record.text.split()) for record in trace.documents.values() if record.card)
+        for record in trace.documents.values():  # an LM card's documents, in its model's tokens
+            if record.card in tokenizers:
+                model, vocabulary = tokenizers[record.card]
+                tokens = len(vocabulary.tokenize(record.text.encode(), add_bos=False))
+                counted = written.setdefault(model, {"written": 0, "kept": 0})
+                counted["written"] += tokens
+                counted["kept"] += tokens if record.used else 0
     ratio = wall / generating[0]
     n = len(questions) - 1
     counts, answering = {m: dict(c) for m, c in counts.items()}, {m: dict(c) for m, c in answering.items()}
@@ -137,7 +154,8 @@ def main() -> None:
                                         for m, c in counts.items()},
            "answer_tokens_per_question": {Path(m).name: {k: round(v / n, 1) for k, v in c.items()}
                                           for m, c in answering.items()},
-           "card_words_written_per_question": round(kept / n, 1),
+           "card_document_tokens_per_question": {m: {k: round(v / n, 1) for k, v in c.items()}
+                                                 for m, c in written.items()},
            "cards_ideal_seconds_per_question": round(cards_ideal, 3),
            "cards_ratio_to_ideal": round(stages["cards"] / n / cards_ideal, 2)}
     markdown = f"""# P1: kcard's overhead over generation
@@ -159,7 +177,12 @@ Wall / generation = **{row['ratio']}** (goal ≤ {GOAL}: {'met' if ratio <= GOAL
 ## The cards stage against its tokens (issue 48)
 
 Each model alone, 2 threads: {'; '.join(f"{m} prompt {r['prompt']} tok/s, decode {r['decode']} tok/s" for m, r in row['models_alone'].items())}.
-Tokens per question the cards' models evaluated (prompt / decoded): {'; '.join(f"{m} {c['prompt']} / {c['decoded']}" for m, c in row['card_tokens_per_question'].items())}; the cards' documents hold {row['card_words_written_per_question']} words a question.
+
+| model | prompt tokens | decoded | in the cards' documents | in the documents the selectors kept |
+|---|---|---|---|---|
+{chr(10).join(f"| {m} | {c['prompt']} | {c['decoded']} | {row['card_document_tokens_per_question'].get(m, {}).get('written', 0)} | {row['card_document_tokens_per_question'].get(m, {}).get('kept', 0)} |" for m, c in row['card_tokens_per_question'].items())}
+
+Tokens per question. Decoded tokens that are not in a document were cut with an unfinished sentence.
 Ideal time of the cards stage: {row['cards_ideal_seconds_per_question']} s a question; measured {row['stages_per_question'].get('cards')} s:
 **{row['cards_ratio_to_ideal']}×** (goal ≤ {IDEAL_GOAL}: {'met' if row['cards_ratio_to_ideal'] <= IDEAL_GOAL else 'missed'}).
 

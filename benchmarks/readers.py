@@ -8,12 +8,14 @@ The knowledge is gathered once per question and kept (so every reader reads the 
 - midtermqa: the held-out open-book questions as knowledge_lift_heldout.py stored them, bottom-up
   and top-down-auto (run that first; its --work folder is read).
 
-Rows: dataset, split, reader, questions, em (exact match, %), contains (a gold answer in the
+Rows: dataset, split, llm (the base LLM), chat (it was given chat messages), reader, questions, em (exact match, %), contains (a gold answer in the
 answer, %), copied_sentences (answers of more than eight words found word for word in the
 knowledge, where every gold answer has at most eight), seconds_per_question (the reader alone).
 
     python benchmarks/readers.py                       # every reader, every data set
     python benchmarks/readers.py --reader plain --dataset real-docs
+    python -m llama_cpp.server --model GGUF --port 8765 --n_ctx 4096 &    # a chat model as the base LLM
+    python benchmarks/readers.py --chat http://127.0.0.1:8765/v1 --llm-name NAME --dataset real-docs
 """
 
 from __future__ import annotations
@@ -30,7 +32,9 @@ from common import HERE, write_result
 from kcard_core.chains import build_chain
 from kcard_core.config import cache_dir
 from kcard_core.evaluation.metrics import contains_answer, exact_match
+from kcard_core.models import DEFAULT_MODEL
 from kcard_core.plugins import get_registry
+from kcard_core.readers import ANSWER_TOKENS
 from kcard_core.trace import DocumentRecord, Trace
 
 sys.path.insert(0, str(HERE / "real_docs"))
@@ -106,8 +110,15 @@ def copied(answer: str, gold: list[str], knowledge: str) -> bool:
             and " ".join(answer.split()).lower() in " ".join(knowledge.split()).lower())
 
 
-def run(reader: str, items: list[dict]) -> list[dict]:
-    chain = build_chain("bottom-up", cards=["general"], reader=reader)
+def run(reader: str, items: list[dict], chat: str | None = None, llm_name: str = DEFAULT_MODEL) -> list[dict]:
+    """Each item answered by ``reader``: the base LLM at the defaults, or a chat model served at ``chat``
+    (an OpenAI-compatible URL), named ``llm_name`` in the rows."""
+    llm = None
+    if chat:
+        from langchain_openai import ChatOpenAI
+
+        llm = ChatOpenAI(base_url=chat, api_key="none", model=llm_name, temperature=0, max_tokens=ANSWER_TOKENS)
+    chain = build_chain("bottom-up", cards=["general"], reader=reader, llm=llm)
     rows = {}
     for item in items:
         trace = trace_of(item["trace"])
@@ -115,7 +126,8 @@ def run(reader: str, items: list[dict]) -> list[dict]:
         answer = chain.answer(item["question"], trace, None)
         seconds = time.perf_counter() - started
         row = rows.setdefault((item["dataset"], item["split"]), {
-            "dataset": item["dataset"], "split": item["split"], "reader": reader, "questions": 0, "em": 0.0,
+            "dataset": item["dataset"], "split": item["split"], "reader": reader, "llm": llm_name,
+            "chat": bool(chat), "questions": 0, "em": 0.0,
             "contains": 0.0, "copied_sentences": 0, "seconds_per_question": 0.0})
         row["questions"] += 1
         row["em"] += exact_match(answer, item["gold"])
@@ -130,9 +142,10 @@ def run(reader: str, items: list[dict]) -> list[dict]:
 
 
 def report(rows: list[dict]) -> str:
-    lines = ["| data | split | reader | questions | EM | contains | copied sentences | s / question |",
-             "|---|---|---|---|---|---|---|---|"]
-    lines += [f"| {r['dataset']} | {r['split']} | {r['reader']} | {r['questions']} | {r['em']} | {r['contains']} "
+    lines = ["| data | split | base LLM | reader | questions | EM | contains | copied sentences | s / question |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    lines += [f"| {r['dataset']} | {r['split']} | {r.get('llm', DEFAULT_MODEL)}{' (chat)' if r.get('chat') else ''} "
+              f"| {r['reader']} | {r['questions']} | {r['em']} | {r['contains']} "
               f"| {r['copied_sentences']} | {r['seconds_per_question']} |" for r in rows]
     return f"""# Readers side by side
 
@@ -148,6 +161,10 @@ Rows: `readers.json`. Reproduce: `python benchmarks/readers.py` (after `python b
 """
 
 
+def key(row: dict) -> tuple:
+    return row["dataset"], row["split"], row.get("llm", DEFAULT_MODEL), row.get("chat", False), row["reader"]
+
+
 DATASETS = {"real-docs": real_docs, "own-card": own_card, "midtermqa": midtermqa}
 RESULT = HERE / "results" / "readers.json"
 
@@ -156,15 +173,19 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--reader", action="append", help="default: every installed reader")
     parser.add_argument("--dataset", action="append", choices=list(DATASETS))
+    parser.add_argument("--chat", metavar="URL", help="the base LLM: a chat model at this OpenAI-compatible URL "
+                                                      "(python -m llama_cpp.server --model GGUF)")
+    parser.add_argument("--llm-name", default=DEFAULT_MODEL, help="the base LLM's name in the rows")
+    parser.add_argument("--split", help="only this split's questions")
     args = parser.parse_args()
-    items = [item for name in args.dataset or DATASETS for item in DATASETS[name]()]
+    items = [item for name in args.dataset or DATASETS for item in DATASETS[name]()
+             if args.split in (None, item["split"])]
     rows = json.loads(RESULT.read_text())["rows"] if RESULT.exists() else []
     for reader in args.reader or sorted(get_registry().readers):
-        found = run(reader, items)
-        rows = [r for r in rows if (r["dataset"], r["split"], r["reader"]) not in
-                {(f["dataset"], f["split"], f["reader"]) for f in found}] + found
+        found = run(reader, items, args.chat, args.llm_name)
+        rows = [r for r in rows if key(r) not in {key(f) for f in found}] + found
         print(json.dumps(found), flush=True)
-    rows.sort(key=lambda r: (r["dataset"], r["split"], r["reader"]))
+    rows.sort(key=key)
     write_result("readers", {"rows": rows}, report(rows))
 
 
