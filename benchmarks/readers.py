@@ -149,15 +149,18 @@ def report(rows: list[dict]) -> str:
               f"| {r['copied_sentences']} | {r['seconds_per_question']} |" for r in rows]
     return f"""# Readers side by side
 
-Every installed reader answers the same prepared prompts (Gemma 3 270M on llama.cpp, greedy, 2 CPU
-cores): the ten real documents' and the eighteen own-card texts' questions with their retrieval
-card's knowledge (bottom-up, `--card`), and MidtermQA's held-out open-book questions with the
-knowledge stored by knowledge_lift_heldout.py. EM and contains in %; copied sentences: answers of more than eight words
-found word for word in the knowledge where the gold is a short span.
+Every installed reader answers the same prepared prompts (greedy, 2 CPU cores): the ten real
+documents' and the eighteen own-card texts' questions with their retrieval card's knowledge
+(bottom-up, `--card`), and MidtermQA's held-out open-book questions with the knowledge stored by
+knowledge_lift_heldout.py. The base LLM is Gemma 3 270M on llama.cpp (the default, given the
+completion prompt) unless the row names a chat model, served by llama-cpp-python's server and given
+chat messages through `ChatOpenAI`. EM and contains in %; copied sentences: answers of more than
+eight words found word for word in the knowledge where the gold is a short span.
 
 {chr(10).join(lines)}
 
-Rows: `readers.json`. Reproduce: `python benchmarks/readers.py` (after `python benchmarks/knowledge_lift_heldout.py`).
+Rows: `readers.json`. Reproduce: `python benchmarks/readers.py` (after `python benchmarks/knowledge_lift_heldout.py`);
+a chat model's rows: `python benchmarks/readers.py --chat URL --llm-name NAME --dataset real-docs`.
 """
 
 
