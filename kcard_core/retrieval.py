@@ -17,14 +17,9 @@ from typing import BinaryIO, Callable, Sequence
 import numpy as np
 
 from kcard_core.config import cache_dir
-from kcard_core.text import WORD, sentences
+from kcard_core.text import STOPWORDS, WORD, sentences
 
 logger = logging.getLogger(__name__)
-
-
-# words too common to count as a match between a document and evidence
-STOPWORDS = frozenset("a an and are as at be by can could did do does for from has have in is it its of on or "
-                      "that the this to was were what when where which who whom why how will with would".split())
 
 
 # a version or section number stays one word ("1.14.10", "2.3.1"), as Unicode's word boundaries (UAX #29) have it:

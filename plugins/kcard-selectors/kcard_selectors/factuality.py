@@ -39,9 +39,9 @@ from langchain_core.documents import Document
 
 from kcard_selectors.answer_types import answer_type, typed_spans
 from kcard_core.backends import yes_probability
-from kcard_core.retrieval import STOPWORDS, index_for, words
+from kcard_core.retrieval import index_for, words
 from kcard_core.selectors import Selector
-from kcard_core.text import WORD, sentences
+from kcard_core.text import STOPWORDS, WORD, sentences
 from kcard_selectors import encoder
 
 JUDGE_PROMPT = ("Evidence: {evidence}\nClaim: {claim}\n"
