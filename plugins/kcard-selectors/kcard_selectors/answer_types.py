@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from kcard_core.retrieval import stem
 from kcard_core.text import WORD, sentences, words_of
 
 NUMBER_WORDS = ("one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
@@ -171,13 +172,13 @@ def whole(answer: str, question: str, knowledge: str) -> str:
 
 
 def stems(text: str) -> set[str]:
-    """The starts (four letters) of ``text``'s words that carry its meaning: "carr" of "carry" and
-    "carried"; none of a question word or of :data:`NOT_NAMES`."""
-    return {word[:4] for word in words_of(text) - NOT_NAMES - QUESTION_WORDS if len(word) > 2}
+    """The stems (retrieval's Snowball stemmer) of ``text``'s words that carry its meaning: "carri" of
+    "carry" and "carried"; none of a question word or of :data:`NOT_NAMES`."""
+    return {stem(word) for word in words_of(text) - NOT_NAMES - QUESTION_WORDS if len(word) > 2}
 
 
 def closest(question: str, knowledge: str) -> list[str]:
-    """The sentences of ``knowledge`` that share the most word starts (:func:`stems`) with the
+    """The sentences of ``knowledge`` that share the most word stems (:func:`stems`) with the
     question, in their order; none where no sentence shares one."""
     asked, found = stems(question), sentences(knowledge)
     shared = [len(stems(sentence) & asked) for sentence in found]
