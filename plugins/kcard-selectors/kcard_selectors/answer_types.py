@@ -15,7 +15,7 @@ import re
 from collections import Counter
 
 from kcard_core.retrieval import stem
-from kcard_core.text import WORD, sentences, words_of
+from kcard_core.text import ASKING_WORDS, WORD, sentences, words_of
 
 NUMBER_WORDS = ("one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
                 "sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety "
@@ -56,7 +56,7 @@ AT_PLACE = "in into on onto at to from inside within under beneath below above b
 PHRASE_ENDS = PREPOSITIONS - {"of"} | frozenset("and or but as is was are were who when while until after before "
                                                  "during".split())
 PHRASE = rf"(?:(?:the|an?|its|their|his|her)\s+)?(?!{NUMBER}\b|{MONTH})[\w'’-]+(?:\s+[\w'’-]+){{0,5}}"
-QUESTION_WORDS = frozenset("who whom where what which when how did does do was were is are has have had".split())
+QUESTION_WORDS = ASKING_WORDS | frozenset("did does do was were is are has have had".split())  # and their verbs
 
 TYPES = {  # the type, told from the question (lower case); the first that matches
     "count": r"\bhow many\b",
