@@ -158,6 +158,9 @@ def main() -> None:
                                                  for m, c in written.items()},
            "cards_ideal_seconds_per_question": round(cards_ideal, 3),
            "cards_ratio_to_ideal": round(stages["cards"] / n / cards_ideal, 2)}
+    documents = row["card_document_tokens_per_question"]
+    table = [f"| {m} | {c['prompt']} | {c['decoded']} | {documents.get(m, {}).get('written', 0)} "
+             f"| {documents.get(m, {}).get('kept', 0)} |" for m, c in row["card_tokens_per_question"].items()]
     markdown = f"""# P1: kcard's overhead over generation
 
 Bottom-up at the defaults (every first-party card, `--no-cache`: every LM card writes), models warm,
@@ -180,7 +183,7 @@ Each model alone, 2 threads: {'; '.join(f"{m} prompt {r['prompt']} tok/s, decode
 
 | model | prompt tokens | decoded | in the cards' documents | in the documents the selectors kept |
 |---|---|---|---|---|
-{chr(10).join(f"| {m} | {c['prompt']} | {c['decoded']} | {row['card_document_tokens_per_question'].get(m, {}).get('written', 0)} | {row['card_document_tokens_per_question'].get(m, {}).get('kept', 0)} |" for m, c in row['card_tokens_per_question'].items())}
+{chr(10).join(table)}
 
 Tokens per question. Decoded tokens that are not in a document were cut with an unfinished sentence.
 Ideal time of the cards stage: {row['cards_ideal_seconds_per_question']} s a question; measured {row['stages_per_question'].get('cards')} s:

@@ -8,9 +8,10 @@ The knowledge is gathered once per question and kept (so every reader reads the 
 - midtermqa: the held-out open-book questions as knowledge_lift_heldout.py stored them, bottom-up
   and top-down-auto (run that first; its --work folder is read).
 
-Rows: dataset, split, llm (the base LLM), chat (it was given chat messages), reader, questions, em (exact match, %), contains (a gold answer in the
-answer, %), copied_sentences (answers of more than eight words found word for word in the
-knowledge, where every gold answer has at most eight), seconds_per_question (the reader alone).
+Rows: dataset, split, llm (the base LLM), chat (it was given chat messages), reader, questions,
+em (exact match, %), contains (a gold answer in the answer, %), copied_sentences (answers of more
+than eight words found word for word in the knowledge, where every gold answer has at most eight),
+seconds_per_question (the reader alone).
 
     python benchmarks/readers.py                       # every reader, every data set
     python benchmarks/readers.py --reader plain --dataset real-docs
