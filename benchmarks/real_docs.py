@@ -153,7 +153,11 @@ final state (the saved bm25s index and Snowball stems, `stemmer.md`), so they ar
 Most misses have the answer in the knowledge the reader was given (the column above): the reader
 (Gemma 3 270M and the answer step) copies the passage's opening words or heading path instead of
 the option, date or name asked for. The rest are retrieval's: a question in other words than the
-text's ("food nickname" for "the … release"), or a fact stated in a code example.
+text's ("food nickname" for "the … release"), or a fact stated in a code example. The same
+prompts read by a 0.5B instruct model given chat messages (Qwen2.5-Coder-0.5B-Instruct, not a
+default: `readers.md`) are answered with the span itself: EM 47.1 / 51.7 (tuning / held out) against
+Gemma's 5.7 / 6.7, for about the same share of answers holding the gold (66.4 / 60.0 against 63.6 /
+56.7 %).
 """
 
 
