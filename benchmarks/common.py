@@ -38,6 +38,12 @@ def code_fingerprint() -> str:
     return digest.hexdigest()[:16]
 
 
+def table(header: list[str], rows: list[list]) -> str:
+    """A Markdown table: ``header``'s cells, then one line per row of cells."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return "\n".join(lines + ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows])
+
+
 def write_result(name: str, result: dict, report: str) -> None:
     """benchmarks/results/<name>.json and <name>.md."""
     out = HERE / "results"

@@ -18,7 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from common import write_result
+from common import table, write_result
 
 from kcard_core.config import cache_dir
 
@@ -45,7 +45,8 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=20)
     args = parser.parse_args()
     rows = [one_run(dataset, args.limit) for dataset in ("popqa", "midterm-openbook")]
-    lines = [f"| {r['dataset']} | {r['questions']} | {r['seconds_per_question']} | {r['metrics']} |" for r in rows]
+    lines = table(["data set", "questions", "s / question", "scores"],
+                  [[r["dataset"], r["questions"], r["seconds_per_question"], r["metrics"]] for r in rows])
     worst = max(r["seconds_per_question"] for r in rows)
     report = f"""# `kcard eval` seconds a question, uncached
 
@@ -54,9 +55,7 @@ def main() -> None:
 indexes; 2 CPU cores, nothing else running. Seconds are `kcard eval`'s own per question (models
 load during the first).
 
-| data set | questions | s / question | scores |
-|---|---|---|---|
-{chr(10).join(lines)}
+{lines}
 
 Goal ≤ {GOAL} s a question: {'met' if worst <= GOAL else 'missed'}.
 

@@ -20,7 +20,7 @@ import argparse
 import time
 from pathlib import Path
 
-from common import write_result
+from common import table, write_result
 
 from kcard_core.chains import build_chain
 from kcard_core.evaluation.datasets import load_dataset
@@ -159,8 +159,10 @@ def main() -> None:
            "cards_ideal_seconds_per_question": round(cards_ideal, 3),
            "cards_ratio_to_ideal": round(stages["cards"] / n / cards_ideal, 2)}
     documents = row["card_document_tokens_per_question"]
-    table = [f"| {m} | {c['prompt']} | {c['decoded']} | {documents.get(m, {}).get('written', 0)} "
-             f"| {documents.get(m, {}).get('kept', 0)} |" for m, c in row["card_tokens_per_question"].items()]
+    tokens = table(["model", "prompt tokens", "decoded", "in the cards' documents",
+                    "in the documents the selectors kept"],
+                   [[m, c["prompt"], c["decoded"], documents.get(m, {}).get("written", 0),
+                     documents.get(m, {}).get("kept", 0)] for m, c in row["card_tokens_per_question"].items()])
     markdown = f"""# P1: kcard's overhead over generation
 
 Bottom-up at the defaults (every first-party card, `--no-cache`: every LM card writes), models warm,
@@ -181,9 +183,7 @@ Wall / generation = **{row['ratio']}** (goal ≤ {GOAL}: {'met' if ratio <= GOAL
 
 Each model alone, 2 threads: {'; '.join(f"{m} prompt {r['prompt']} tok/s, decode {r['decode']} tok/s" for m, r in row['models_alone'].items())}.
 
-| model | prompt tokens | decoded | in the cards' documents | in the documents the selectors kept |
-|---|---|---|---|---|
-{chr(10).join(table)}
+{tokens}
 
 Tokens per question. Decoded tokens that are not in a document were cut with an unfinished sentence.
 Ideal time of the cards stage: {row['cards_ideal_seconds_per_question']} s a question; measured {row['stages_per_question'].get('cards')} s:

@@ -28,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import HERE, write_result
+from common import HERE, table, write_result
 
 from kcard_core.chains import build_chain
 from kcard_core.config import cache_dir
@@ -143,11 +143,11 @@ def run(reader: str, items: list[dict], chat: str | None = None, llm_name: str =
 
 
 def report(rows: list[dict]) -> str:
-    lines = ["| data | split | base LLM | reader | questions | EM | contains | copied sentences | s / question |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    lines += [f"| {r['dataset']} | {r['split']} | {r.get('llm', DEFAULT_MODEL)}{' (chat)' if r.get('chat') else ''} "
-              f"| {r['reader']} | {r['questions']} | {r['em']} | {r['contains']} "
-              f"| {r['copied_sentences']} | {r['seconds_per_question']} |" for r in rows]
+    lines = table(["data", "split", "base LLM", "reader", "questions", "EM", "contains", "copied sentences",
+                   "s / question"],
+                  [[r["dataset"], r["split"], r.get("llm", DEFAULT_MODEL) + (" (chat)" if r.get("chat") else ""),
+                    r["reader"], r["questions"], r["em"], r["contains"], r["copied_sentences"],
+                    r["seconds_per_question"]] for r in rows])
     return f"""# Readers side by side
 
 Every installed reader answers the same prepared prompts (greedy, 2 CPU cores): the ten real
@@ -158,7 +158,7 @@ completion prompt) unless the row names a chat model, served by llama-cpp-python
 chat messages through `ChatOpenAI`. EM and contains in %; copied sentences: answers of more than
 eight words found word for word in the knowledge where the gold is a short span.
 
-{chr(10).join(lines)}
+{lines}
 
 Rows: `readers.json`. Reproduce: `python benchmarks/readers.py` (after `python benchmarks/knowledge_lift_heldout.py`);
 a chat model's rows: `python benchmarks/readers.py --chat URL --llm-name NAME --dataset real-docs`.

@@ -18,7 +18,7 @@ import time
 import tomllib
 from pathlib import Path
 
-from common import HERE, train_card, write_result
+from common import HERE, table, train_card, write_result
 from own_card import CORPORA, questions, text_file
 
 from kcard_core.cards import Card
@@ -68,18 +68,18 @@ def row(kilobytes: int, work: Path) -> dict:
 
 
 def report(rows: list[dict]) -> str:
-    lines = ["| text | KB | train s | s / KB | estimated s | peak GB | recall | right with `--card` | device |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    lines += [f"| {r['text']} | {r['kilobytes']} | {r['train_seconds']} | {r['seconds_per_kb']} | "
-              f"{r['estimated_seconds']} | {r['peak_gb']} | {r['recall']} | {r['right_with_card']} of "
-              f"{r['questions']} | {r['device']} |" for r in rows]
+    lines = table(["text", "KB", "train s", "s / KB", "estimated s", "peak GB", "recall", "right with `--card`",
+                   "device"],
+                  [[r["text"], r["kilobytes"], r["train_seconds"], r["seconds_per_kb"], r["estimated_seconds"],
+                    r["peak_gb"], r["recall"], f"{r['right_with_card']} of {r['questions']}", r["device"]]
+                   for r in rows])
     return f"""# LM-card training at growing text sizes
 
 `kcard train` at its defaults (the memorise preset, SmolLM2-135M-Instruct, bfloat16 where the
 hardware has it), on own-card texts joined to the size in the first column, in a child process on
 2 CPU cores with nothing else running; the card asked its texts' questions with `--card`.
 
-{chr(10).join(lines)}
+{lines}
 
 Goal (issue 47): ≤ 1 minute per KB and ≤ 4 GB at every size, the estimate within ±30%.
 Reproduce: `python benchmarks/train_scale.py --size 2 --size 5`.
