@@ -68,9 +68,9 @@ def row(kilobytes: int, work: Path) -> dict:
 
 
 def report(rows: list[dict]) -> str:
-    lines = table(["text", "KB", "train s", "s / KB", "estimated s", "peak GB", "recall", "right with `--card`",
+    lines = table(["recipe", "text", "KB", "train s", "s / KB", "estimated s", "peak GB", "recall", "right with `--card`",
                    "device"],
-                  [[r["text"], r["kilobytes"], r["train_seconds"], r["seconds_per_kb"], r["estimated_seconds"],
+                  [[r.get("recipe", ""), r["text"], r["kilobytes"], r["train_seconds"], r["seconds_per_kb"], r["estimated_seconds"],
                     r["peak_gb"], r["recall"], f"{r['right_with_card']} of {r['questions']}", r["device"]]
                    for r in rows])
     return f"""# LM-card training at growing text sizes
@@ -82,21 +82,23 @@ hardware has it), on own-card texts joined to the size in the first column, in a
 {lines}
 
 Goal (issue 47): ≤ 1 minute per KB and ≤ 4 GB at every size, the estimate within ±30%.
-Reproduce: `python benchmarks/train_scale.py --size 2 --size 5`.
+Reproduce: `python benchmarks/train_scale.py --size 2 --size 5 --recipe NAME`.
 """
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--size", type=int, action="append", required=True, help="kilobytes (2, 5, 20, 50)")
+    parser.add_argument("--recipe", default="default", help="a name for the recipe measured: rows of other "
+                        "recipes are kept beside this one's")
     args = parser.parse_args()
     rows = json.loads(RESULT.read_text())["rows"] if RESULT.exists() else []
     for kilobytes in args.size:
         with tempfile.TemporaryDirectory() as work:
-            new = row(kilobytes, Path(work))
+            new = {"recipe": args.recipe, **row(kilobytes, Path(work))}
         print(json.dumps(new), flush=True)
-        rows = [r for r in rows if r["text"] != new["text"]] + [new]
-    rows.sort(key=lambda r: r["kilobytes"])
+        rows = [r for r in rows if (r["text"], r.get("recipe")) != (new["text"], new["recipe"])] + [new]
+    rows.sort(key=lambda r: (r["kilobytes"], r.get("recipe", "")))
     write_result("train-scale", {"rows": rows}, report(rows))
 
 

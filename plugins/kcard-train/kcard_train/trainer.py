@@ -49,6 +49,7 @@ class Recipe:
     seed: int = 0
     lora_rank: int | None = None  # None: train every weight; else a LoRA adapter of this rank on all linear layers
     cues: int = 0  # memorise: each passage is also seen after this many question-like cues (0: plain text)
+    train_embeddings: bool = True  # False: the token embeddings (and an output layer tied to them) stay the base's
     bf16: bool | None = None  # matrix products in bfloat16 (weights stay fp32); None: where the hardware has it
 
     def with_(self, **changes) -> "Recipe":
@@ -59,7 +60,8 @@ LORA_LR = 1e-3  # adapters need a larger step than full training (5e-5)
 MEMORISE_EPOCHS, MEMORISE_LR, MEMORISE_CUES = 8, 3e-4, 8  # measured: benchmarks/own_card.py (lr: own-card-probes.jsonl)
 
 PRESETS = {
-    "memorise": Recipe(steps=None, epochs=MEMORISE_EPOCHS, batch_size=8, lr=MEMORISE_LR, cues=MEMORISE_CUES),
+    "memorise": Recipe(steps=None, epochs=MEMORISE_EPOCHS, batch_size=8, lr=MEMORISE_LR, cues=MEMORISE_CUES,
+                       train_embeddings=False),
     "cpu": Recipe(),
     "paper": Recipe(steps=None, epochs=10, batch_size=32, lr=2e-5, weight_decay=1e-5, adam_eps=1e-6,
                     betas=(0.9, 0.98)),
@@ -126,12 +128,19 @@ def blocks(tokenizer, pairs: list[tuple[str, str]], seq_len: int) -> tuple[torch
             torch.tensor([row + [PAD] * (width - len(row)) for row in labels]))
 
 
-def loss_of(model, ids: torch.Tensor, labels: torch.Tensor):
-    """The language-model loss on a batch of rows, trimmed to its longest row."""
+def loss_of(model, ids: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """The language-model loss on a batch of rows, trimmed to its longest row: the mean cross-entropy
+    of each labelled token given the ones before it. Only the positions that predict a labelled token
+    go through the output layer (a prompt's and padding's would be computed and thrown away: the
+    logits over the vocabulary are the largest tensors of a step)."""
     width = int((ids != PAD).sum(1).max())
     ids, labels = ids[:, :width].to(model.device), labels[:, :width].to(model.device)
     mask = ids != PAD
-    return model(input_ids=ids.masked_fill(~mask, 0), attention_mask=mask.long(), labels=labels).loss
+    hidden = model.get_decoder()(input_ids=ids.masked_fill(~mask, 0), attention_mask=mask.long()).last_hidden_state
+    targets = labels[:, 1:]
+    scored = targets != PAD
+    logits = model.get_output_embeddings()(hidden[:, :-1][scored])
+    return torch.nn.functional.cross_entropy(logits.float(), targets[scored])
 
 
 @torch.no_grad()
@@ -374,6 +383,8 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
         raise KcardError("kcard train writes the card's GGUF with its base's tokenizer: give --base a known model "
                          "name or a .gguf file")
     model, tokenizer, base_name = load_base(base)
+    if not recipe.train_embeddings:
+        model.get_input_embeddings().requires_grad_(False)
     if recipe.lora_rank:
         model = with_lora(model, recipe.lora_rank)
     model.to(resolved_device())  # KCARD_DEVICE, else a GPU when there is one

@@ -22,15 +22,18 @@ def test_the_best_pass_is_kept_and_restored():
 
 
 class Tiny(torch.nn.Module):
+    """The two parts of a causal LM that loss_of uses: a decoder giving hidden states, an output layer."""
     device = torch.device("cpu")
 
     def __init__(self):
         super().__init__()
         self.embed, self.out = torch.nn.Embedding(10, 8), torch.nn.Linear(8, 10)
 
-    def forward(self, input_ids, labels, **_):
-        logits = self.out(self.embed(input_ids))
-        return SimpleNamespace(loss=torch.nn.functional.cross_entropy(logits.flatten(0, 1), labels.flatten()))
+    def get_decoder(self):
+        return lambda input_ids, **_: SimpleNamespace(last_hidden_state=self.embed(input_ids))
+
+    def get_output_embeddings(self):
+        return self.out
 
 
 def test_a_deadline_stops_training_after_one_last_check():
@@ -56,3 +59,20 @@ def test_each_pass_batches_every_row_once_by_length_within_windows():
     assert padded < 1.1 * lengths.sum()  # rows of a batch are about as long as each other
     second = [next(batches) for _ in range(50)]
     assert sorted(row for batch in second for row in batch) == list(range(200)) and second != first
+
+
+def test_the_loss_is_the_models_own_over_the_labelled_tokens_only():
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from kcard_train.trainer import PAD, loss_of
+
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(LlamaConfig(vocab_size=50, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+                                         num_attention_heads=2, num_key_value_heads=1)).eval()
+    ids = torch.randint(1, 50, (3, 9))
+    ids[1, 6:] = PAD  # a shorter row
+    labels = ids.clone()
+    labels[:, :4] = PAD  # a prompt: no loss there
+    mask = ids != PAD
+    expected = model(input_ids=ids.masked_fill(~mask, 0), attention_mask=mask.long(), labels=labels).loss
+    assert torch.allclose(loss_of(model, ids, labels), expected, atol=1e-6)
