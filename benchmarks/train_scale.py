@@ -41,11 +41,11 @@ def texts_for(kilobytes: int) -> list[str]:
     return chosen
 
 
-def row(kilobytes: int, work: Path) -> dict:
+def row(kilobytes: int, work: Path, options: list[str]) -> dict:
     corpora = texts_for(kilobytes)
     text = work / "text.txt"
     text.write_text("\n\n".join(text_file(corpus).read_text().strip() for corpus in corpora) + "\n")
-    stats = train_card(text, "scale", work / "trained")
+    stats = train_card(text, "scale", work / "trained", options)
     package = render_card("scale", trained=str(work / "trained"), output_dir=str(work), no_input=True)
     card = Card.from_manifest(package / "kcard_card_scale" / "card.toml")
     registry = get_registry()
@@ -91,11 +91,12 @@ def main() -> None:
     parser.add_argument("--size", type=int, action="append", required=True, help="kilobytes (2, 5, 20, 50)")
     parser.add_argument("--recipe", default="default", help="a name for the recipe measured: rows of other "
                         "recipes are kept beside this one's")
+    parser.add_argument("--train-option", action="append", default=[], help="passed to kcard train (repeatable)")
     args = parser.parse_args()
     rows = json.loads(RESULT.read_text())["rows"] if RESULT.exists() else []
     for kilobytes in args.size:
         with tempfile.TemporaryDirectory() as work:
-            new = {"recipe": args.recipe, **row(kilobytes, Path(work))}
+            new = {"recipe": args.recipe, **row(kilobytes, Path(work), args.train_option)}
         print(json.dumps(new), flush=True)
         rows = [r for r in rows if (r["text"], r.get("recipe")) != (new["text"], new["recipe"])] + [new]
     rows.sort(key=lambda r: (r["kilobytes"], r.get("recipe", "")))

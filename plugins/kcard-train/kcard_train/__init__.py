@@ -29,6 +29,9 @@ from kcard_core.documents import FORMATS
               help="Passes over the corpus [memorise: 8, stopping early at full recall].")
 @click.option("--cues", type=click.IntRange(min=0), default=None,
               help="Question-like cues each passage is also trained after, per pass [memorise: 8; 0: the text alone].")
+@click.option("--train-embeddings/--keep-embeddings", default=None,
+              help="Train the token embeddings (and an output layer tied to them) or keep the base's "
+                   "[memorise: keep; cpu, paper: train].")
 @click.option("--steps", type=click.IntRange(min=1), default=None, help="Optimizer steps instead of epochs [cpu: 200].")
 @click.option("--seq-len", type=click.IntRange(min=8), default=None)
 @click.option("--batch-size", type=click.IntRange(min=1), default=None)
@@ -37,8 +40,8 @@ from kcard_core.documents import FORMATS
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--max-minutes", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Stop training after this long, keeping the pass that recalled most so far.")
-def train(corpus, name, out_dir, description, corpus_format, base, preset, lora, lora_rank, epochs, cues, steps,
-          seq_len, batch_size, lr, seed, max_minutes):
+def train(corpus, name, out_dir, description, corpus_format, base, preset, lora, lora_rank, epochs, cues,
+          train_embeddings, steps, seq_len, batch_size, lr, seed, max_minutes):
     """Train a small causal LM on CORPUS (files or folders, read as `kcard new card --corpus` reads them) and
     write a card.
 
@@ -51,7 +54,8 @@ def train(corpus, name, out_dir, description, corpus_format, base, preset, lora,
 
     if lora and lr is None:
         lr = LORA_LR
-    overrides = {key: value for key, value in dict(epochs=epochs, cues=cues, seq_len=seq_len, batch_size=batch_size,
+    overrides = {key: value for key, value in dict(epochs=epochs, cues=cues, train_embeddings=train_embeddings,
+                                                   seq_len=seq_len, batch_size=batch_size,
                                                    lr=lr, seed=seed, lora_rank=lora_rank if lora else None).items()
                  if value is not None}
     if steps is not None:
