@@ -188,8 +188,8 @@ Each corpus's card, built as docs/tutorial.md builds it, installed beside the 7 
 kcard's defaults (n1 = each card's own: {memorise.SAMPLES} samples at {memorise.TEMPERATURE} for an LM card from `kcard train`, 1 for
 the first-party cards; n2 = {defaults.N2}, n3 = {defaults.N3}, judge = {defaults.JUDGE},
 copy_bias = {defaults.COPY_BIAS}, type_bias = {defaults.TYPE_BIAS});
-the LM card is `kcard train` at its defaults (preset "memorise", SmolLM2-135M-Instruct, full
-weights) unless the row's options say otherwise; recall = passages the card writes back when asked
+the LM card is `kcard train` at its defaults (preset "memorise", SmolLM2-135M-Instruct, every
+weight but the token embeddings) unless the row's options say otherwise; recall = passages the card writes back when asked
 with a question-like cue it never saw (what `kcard train` prints); "reader given the passage" = the
 base LLM handed the corpus paragraph that holds the answer, in bottom-up's prompt, through the
 answer step (its copy bias and asking again for an answer of the question's type): what this
@@ -258,7 +258,10 @@ the rest being the question's words, becomes the whole name ("The Mill Society" 
 Society"); retrieval rows run again, and seven LM cards trained afresh (the recipe unchanged:
 kelderwick, halvard, ostrel, tarnby as before, ashcombe, fenwater, saltholme 17 → 18, 19, 18; the
 other ten LM rows are from before these changes, that run stopped for time); whinmoor was run once
-after them, both cards built afresh.
+after them, both cards built afresh. Then every LM card was trained afresh at the memorise preset of
+2026-11-27, which keeps the base model's token embeddings and computes the output layer only where a
+token has a loss (docs/decisions.md): before it LM 19, 20, 17, 19, 18, 19, 18, 18, 19, 17, 18, 19,
+19, 19, 18, 19, 18 (314) and whinmoor 20, trained in 127 to 509 s.
 Top-down: "said No" = questions whose "Do you need more information?" the base LLM answered No
 (top-down-auto asks the card whose text alone holds a word of the question all the same); "chose
 the card" = questions it gave to this corpus's card.
