@@ -5,6 +5,7 @@ The knowledge is gathered once per question and kept (so every reader reads the 
 - real-docs: the ten real documents of real_docs.py, a retrieval card each at kcard's defaults,
   bottom-up with `--card` (the tuning seven and the three first held out, as two splits);
 - own-card: the eighteen short texts of own_card.py, a retrieval card each, bottom-up with `--card`;
+- own-card-lm: the same texts' LM cards, as `own_card.py --kind lm --keep DIR` trained them;
 - midtermqa: the held-out open-book questions as knowledge_lift_heldout.py stored them, bottom-up
   and top-down-auto (run that first; its --work folder is read).
 
@@ -13,7 +14,8 @@ em (exact match, %), contains (a gold answer in the answer, %), copied_sentences
 than eight words found word for word in the knowledge, where every gold answer has at most eight),
 seconds_per_question (the reader alone).
 
-    python benchmarks/readers.py                       # every reader, every data set
+    python benchmarks/own_card.py --kind lm --keep cards/   # trains the LM cards own-card-lm reads
+    python benchmarks/readers.py --lm-cards cards/     # every reader, every data set
     python benchmarks/readers.py --reader plain --dataset real-docs
     python -m llama_cpp.server --model GGUF --port 8765 --n_ctx 4096 &    # a chat model as the base LLM
     python benchmarks/readers.py --chat http://127.0.0.1:8765/v1 --llm-name NAME --dataset real-docs
@@ -66,21 +68,23 @@ def real_docs() -> list[dict]:
     return items
 
 
-def own_card() -> list[dict]:
-    """Each own-card text's questions with the knowledge its retrieval card gives (bottom-up, `--card`)."""
+def own_card(lm_cards: Path | None = None) -> list[dict]:
+    """Each own-card text's questions with the knowledge its retrieval card gives (bottom-up, `--card`);
+    with ``lm_cards`` (a folder `own_card.py --kind lm --keep` trained into), its LM card's instead."""
     import own_card as benchmark
 
     items = []
     for corpus in benchmark.CORPORA:
         with tempfile.TemporaryDirectory() as work:
-            card, _ = benchmark.build(corpus, "retrieval", Path(work), [])
+            card = (benchmark.kept_lm_card(lm_cards, corpus) if lm_cards
+                    else benchmark.build(corpus, "retrieval", Path(work), [])[0])
             registry = get_registry()
             registry.cards[corpus] = card
             chain = build_chain("bottom-up", registry=registry, cards=[corpus], reader="plain")
             for item in benchmark.questions(corpus):
                 trace = Trace(mode="bottom-up", question=item["question"])
                 trace.prompt = chain.prepare(item["question"], trace, None)
-                items.append({"dataset": "own-card", "split": "held-out" if corpus in benchmark.HELD_OUT else "tuning",
+                items.append({"dataset": "own-card-lm" if lm_cards else "own-card", "split": "held-out" if corpus in benchmark.HELD_OUT else "tuning",
                               "question": item["question"], "gold": [item["answer"]], "trace": trace.to_dict()})
             registry.cards.pop(corpus)
     return items
@@ -152,7 +156,8 @@ def report(rows: list[dict]) -> str:
 
 Every installed reader answers the same prepared prompts (greedy, 2 CPU cores): the ten real
 documents' and the eighteen own-card texts' questions with their retrieval card's knowledge
-(bottom-up, `--card`), and MidtermQA's held-out open-book questions with the knowledge stored by
+(bottom-up, `--card`; `own-card-lm`: with their LM card's, trained by `kcard train` at its
+defaults), and MidtermQA's held-out open-book questions with the knowledge stored by
 knowledge_lift_heldout.py. The base LLM is Gemma 3 270M on llama.cpp (the default, given the
 completion prompt) unless the row names a chat model, served by llama-cpp-python's server and given
 chat messages through `ChatOpenAI`. EM and contains in %; copied sentences: answers of more than
@@ -160,7 +165,8 @@ eight words found word for word in the knowledge where the gold is a short span.
 
 {lines}
 
-Rows: `readers.json`. Reproduce: `python benchmarks/readers.py` (after `python benchmarks/knowledge_lift_heldout.py`);
+Rows: `readers.json`. Reproduce: `python benchmarks/readers.py --lm-cards DIR` (after
+`python benchmarks/knowledge_lift_heldout.py` and `python benchmarks/own_card.py --kind lm --keep DIR`);
 a chat model's rows: `python benchmarks/readers.py --chat URL --llm-name NAME --dataset real-docs`.
 """
 
@@ -169,7 +175,8 @@ def key(row: dict) -> tuple:
     return row["dataset"], row["split"], row.get("llm", DEFAULT_MODEL), row.get("chat", False), row["reader"]
 
 
-DATASETS = {"real-docs": real_docs, "own-card": own_card, "midtermqa": midtermqa}
+DATASETS = {"real-docs": lambda args: real_docs(), "own-card": lambda args: own_card(),
+            "own-card-lm": lambda args: own_card(args.lm_cards), "midtermqa": lambda args: midtermqa()}
 RESULT = HERE / "results" / "readers.json"
 
 
@@ -181,8 +188,12 @@ def main() -> None:
                                                       "(python -m llama_cpp.server --model GGUF)")
     parser.add_argument("--llm-name", default=DEFAULT_MODEL, help="the base LLM's name in the rows")
     parser.add_argument("--split", help="only this split's questions")
+    parser.add_argument("--lm-cards", type=Path, help="own-card-lm: the folder `own_card.py --kind lm --keep` "
+                                                      "trained the LM cards into")
     args = parser.parse_args()
-    items = [item for name in args.dataset or DATASETS for item in DATASETS[name]()
+    if "own-card-lm" in (args.dataset or ["own-card-lm"]) and not args.lm_cards:
+        parser.error("own-card-lm reads the LM cards of `own_card.py --kind lm --keep DIR`: give --lm-cards DIR")
+    items = [item for name in args.dataset or DATASETS for item in DATASETS[name](args)
              if args.split in (None, item["split"])]
     rows = json.loads(RESULT.read_text())["rows"] if RESULT.exists() else []
     for reader in args.reader or sorted(get_registry().readers):
