@@ -189,8 +189,9 @@ kcard's defaults (n1 = each card's own: {memorise.SAMPLES} samples at {memorise.
 the first-party cards; n2 = {defaults.N2}, n3 = {defaults.N3}, judge = {defaults.JUDGE},
 copy_bias = {defaults.COPY_BIAS}, type_bias = {defaults.TYPE_BIAS});
 the LM card is `kcard train` at its defaults (preset "memorise", SmolLM2-135M-Instruct, every
-weight but the token embeddings) unless the row's options say otherwise; recall = passages the card writes back when asked
-with a question-like cue it never saw (what `kcard train` prints); "reader given the passage" = the
+weight but the token embeddings) unless the row's options say otherwise; recall = passages the
+card writes back when asked with a question-like cue it never saw (what `kcard train` prints);
+"reader given the passage" = the
 base LLM handed the corpus paragraph that holds the answer, in bottom-up's prompt, through the
 answer step (its copy bias and asking again for an answer of the question's type): what this
 reader makes of the text itself (a card's shorter document can do better). 2 CPU cores, one process

@@ -15,7 +15,7 @@ than eight words found word for word in the knowledge, where every gold answer h
 seconds_per_question (the reader alone).
 
     python benchmarks/own_card.py --kind lm --keep cards/   # trains the LM cards own-card-lm reads
-    python benchmarks/readers.py --lm-cards cards/     # every reader, every data set
+    python benchmarks/readers.py --lm-cards cards/     # every reader, every data set (own-card-lm: with --lm-cards)
     python benchmarks/readers.py --reader plain --dataset real-docs
     python -m llama_cpp.server --model GGUF --port 8765 --n_ctx 4096 &    # a chat model as the base LLM
     python benchmarks/readers.py --chat http://127.0.0.1:8765/v1 --llm-name NAME --dataset real-docs
@@ -84,7 +84,8 @@ def own_card(lm_cards: Path | None = None) -> list[dict]:
             for item in benchmark.questions(corpus):
                 trace = Trace(mode="bottom-up", question=item["question"])
                 trace.prompt = chain.prepare(item["question"], trace, None)
-                items.append({"dataset": "own-card-lm" if lm_cards else "own-card", "split": "held-out" if corpus in benchmark.HELD_OUT else "tuning",
+                split = "held-out" if corpus in benchmark.HELD_OUT else "tuning"
+                items.append({"dataset": "own-card-lm" if lm_cards else "own-card", "split": split,
                               "question": item["question"], "gold": [item["answer"]], "trace": trace.to_dict()})
             registry.cards.pop(corpus)
     return items
@@ -191,9 +192,10 @@ def main() -> None:
     parser.add_argument("--lm-cards", type=Path, help="own-card-lm: the folder `own_card.py --kind lm --keep` "
                                                       "trained the LM cards into")
     args = parser.parse_args()
-    if "own-card-lm" in (args.dataset or ["own-card-lm"]) and not args.lm_cards:
+    chosen = args.dataset or [name for name in DATASETS if name != "own-card-lm" or args.lm_cards]
+    if "own-card-lm" in chosen and not args.lm_cards:
         parser.error("own-card-lm reads the LM cards of `own_card.py --kind lm --keep DIR`: give --lm-cards DIR")
-    items = [item for name in args.dataset or DATASETS for item in DATASETS[name](args)
+    items = [item for name in chosen for item in DATASETS[name](args)
              if args.split in (None, item["split"])]
     rows = json.loads(RESULT.read_text())["rows"] if RESULT.exists() else []
     for reader in args.reader or sorted(get_registry().readers):
