@@ -85,6 +85,9 @@ class Backend(ABC):
     # the adapter artifact this backend applies ("adapter-gguf" or "adapter-peft"); None: it takes none
     # (a remote server serves whatever model it was started with, adapter included)
     adapter_role: str | None = None
+    # whether generate() honours ``Sampling.copy`` (kcard_core/copying.py); a backend that does not
+    # ignores it, and the span reader takes its prompt-only path
+    copies: bool = False
 
     def locate(self, artifact: "Artifact", settings: dict[str, Any]) -> Any:
         """Where this backend finds ``artifact``; ``settings`` come from the user's config

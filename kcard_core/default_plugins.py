@@ -17,3 +17,5 @@ def register_utilities(register):  # imported when used: kcard_core.revise impor
 @hookimpl
 def register_readers(register):
     register(lazy("kcard_core.readers:PlainReader", "The base LLM's reply as it writes it."), name="plain")
+    register(lazy("kcard_core.readers:SpanReader", "A span of the knowledge, the one the base LLM finds likeliest as "
+                                                  "the whole answer."), name="span")

@@ -29,22 +29,24 @@ class BackendLLM(LLM):
     def _identifying_params(self) -> dict[str, Any]:
         return {"model": str(self.model), **self.sampling.__dict__}
 
-    def _sampling(self, stop: list[str] | None, max_tokens: int | None = None, favour: tuple[str, ...] = (),
-                  favour_bias: float | None = None) -> Sampling:
+    def _sampling(self, stop: list[str] | None, kwargs: dict[str, Any]) -> Sampling:
+        favour_bias = kwargs.get("favour_bias")
         return replace(self.sampling, stop=tuple(stop or self.sampling.stop),
-                       max_tokens=max_tokens or self.sampling.max_tokens, favour=tuple(favour),
+                       max_tokens=kwargs.get("max_tokens") or self.sampling.max_tokens,
+                       favour=tuple(kwargs.get("favour", ())), copy=kwargs.get("copy", ""),
                        favour_bias=self.sampling.favour_bias if favour_bias is None else favour_bias)
 
     def _call(self, prompt: str, stop: list[str] | None = None,
               run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> str:
         """``max_tokens=N`` (as in ``llm.invoke(prompt, max_tokens=N)``) overrides the default length;
-        ``favour=words`` adds the sampling's ``favour_bias`` (or ``favour_bias=B``) to those words' tokens."""
-        sampling = self._sampling(stop, kwargs.get("max_tokens"), kwargs.get("favour", ()), kwargs.get("favour_bias"))
+        ``favour=words`` adds the sampling's ``favour_bias`` (or ``favour_bias=B``) to those words' tokens;
+        ``copy=text`` makes the answer a span of ``text`` where the backend ``copies``."""
+        sampling = self._sampling(stop, kwargs)
         return self.backend.generate(self.model, prompt, n=1, sampling=sampling)[0]
 
     def _stream(self, prompt: str, stop: list[str] | None = None,
                 run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> Iterator[GenerationChunk]:
-        sampling = self._sampling(stop, kwargs.get("max_tokens"), kwargs.get("favour", ()), kwargs.get("favour_bias"))
+        sampling = self._sampling(stop, kwargs)
         for text in self.backend.stream(self.model, prompt, sampling):
             chunk = GenerationChunk(text=text)
             if run_manager:

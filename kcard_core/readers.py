@@ -161,3 +161,29 @@ class PlainReader(Reader):
 
     def reading(self, question: str, trace: Trace) -> Generator[Ask, str, str]:
         return (yield Ask(self.prompt(question, trace), shown=True))
+
+
+class SpanReader(Reader):
+    """A span of the knowledge, the one the base LLM finds likeliest as the whole answer
+    (:mod:`kcard_core.copying`): one ask with ``copy``, where the base LLM runs on a backend that
+    ``copies``. Otherwise (a chat model, a server, no knowledge), and where no span comes back, the
+    base LLM's own reply; a trace turn says which path was taken."""
+
+    @property
+    def copies(self) -> bool:
+        return self.takes_hints and getattr(self.llm.backend, "copies", False)
+
+    def reading(self, question: str, trace: Trace) -> Generator[Ask, str, str]:
+        prompt, knowledge = self.prompt(question, trace), trace.knowledge()
+        if not knowledge:
+            why = "no knowledge to copy from"
+        elif not self.copies:
+            why = f"the base LLM ({type(self.llm).__name__}) gives no logits to copy with"
+        else:
+            span = yield Ask(prompt, {"copy": knowledge})
+            if span:
+                trace.turns.append(Turn("the answer: the knowledge's span likeliest as a whole answer", span))
+                return span
+            why = "no span of the knowledge came back"
+        trace.turns.append(Turn("the answer: the base LLM's own reply", details={"why": why}))
+        return (yield Ask(prompt, shown=True))

@@ -19,3 +19,5 @@ class Sampling:
     # out of the repr, which keys the cards' generation cache (cards never favour words)
     favour: tuple[str, ...] = field(default=(), repr=False)
     favour_bias: float = field(default=0.0, repr=False)
+    # the answer is a span of this text (kcard_core/copying.py), on a backend that ``copies``
+    copy: str = field(default="", repr=False)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from kcard_core.backends import Adapted, Backend, BackendStatus, Gather, Sampling
+from kcard_core.copying import copy_span
 from kcard_llama_cpp.batched import BatchDecoder, Request
 
 N_CTX = 2048
@@ -83,6 +84,7 @@ class LoadedModel:
         self.stop_at_bos = StoppingCriteriaList([lambda tokens, logits: len(tokens) > 0 and tokens[-1] == bos])
         self.gather = Gather(self.lock)  # completions asked for while the model was busy
         self._decoder: BatchDecoder | None = None
+        self._ends: dict[tuple[str, ...], list[int]] = {}
 
     def close(self) -> None:
         if self._decoder is not None:
@@ -105,6 +107,38 @@ class LoadedModel:
             kwargs["logit_bias"] = bias
         return kwargs
 
+    def ends(self, stop: tuple[str, ...]) -> list[int]:
+        """The tokens that end an answer: end of generation, each stop string's first token, and every
+        token whose text starts with a stop string (a scan of the vocabulary, kept per stop set)."""
+        if stop not in self._ends:
+            llama = self.llama
+            pieces = (llama._model.token_get_text(token) for token in range(llama.n_vocab()))
+            self._ends[stop] = [llama.token_eos(), *(token for token, piece in enumerate(pieces) if piece.startswith(stop)),
+                                *(llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)[0] for text in stop)]
+        return self._ends[stop]
+
+    def copy_span(self, request: Request) -> str:
+        """The span of ``request.sampling.copy`` likeliest as a whole answer (kcard_core/copying.py),
+        each continuation llama-cpp-python's greedy loop under a copy mask (the prompt's KV cache reused)."""
+        import numpy as np
+        from llama_cpp import LogitsProcessorList
+
+        llama, sampling = self.llama, request.sampling
+        start = len(llama.tokenize(request.prompt.encode("utf-8"), special=True))
+        source = llama.tokenize((" " + " ".join(sampling.copy.split())).encode("utf-8"), add_bos=False)
+        first: list[np.ndarray] = []
+
+        def run(mask: Callable[[Any, Any], Any], max_tokens: int) -> None:
+            llama.create_completion(request.prompt, max_tokens=max_tokens, temperature=0.0,
+                                    stop=list(sampling.stop) or None, stopping_criteria=self.stop_at_bos,
+                                    logits_processor=LogitsProcessorList([mask]))
+
+        run(lambda ids, logits: first.append(np.array(logits)) or logits, 1)
+        span = copy_span(first[0], lambda mask: run(lambda ids, logits: mask(ids[start:].tolist(), logits),
+                                                    sampling.max_tokens),
+                         source, self.ends(tuple(sampling.stop) or ("\n",)))
+        return llama.detokenize(span).decode("utf-8", "replace")
+
     def serve(self, requests: list[Request]) -> None:
         """A lone request for one completion runs llama-cpp-python's own loop (whose prompt cache
         serves repeated prompts); the others are packed into batches that fit the batch context, and
@@ -114,13 +148,17 @@ class LoadedModel:
             groups = [requests]
         else:
             for request in requests:
-                if groups and self.decoder.fits(groups[-1] + [request]):
+                if request.sampling.copy:  # decoded alone (llama-cpp-python's loop, under a logits mask)
+                    groups.append([request])
+                elif groups and not groups[-1][0].sampling.copy and self.decoder.fits(groups[-1] + [request]):
                     groups[-1].append(request)
                 else:
                     groups.append([request])
         for group in groups:
             try:
-                if len(group) > 1 or group[0].n > 1 and self.decoder.fits(group):
+                if group[0].sampling.copy:
+                    group[0].texts = [self.copy_span(group[0])]
+                elif len(group) > 1 or group[0].n > 1 and self.decoder.fits(group):
                     self.decoder.run(group, more=self.gather.take)
                 else:
                     self.one_by_one(group[0])
@@ -190,6 +228,7 @@ class LlamaCppBackend(Backend):
     name = "llama-cpp"
     description = "quantized GGUF models on the CPU with llama-cpp-python"
     adapter_role = "adapter-gguf"
+    copies = True
 
     def status(self) -> BackendStatus:
         if importlib.util.find_spec("llama_cpp") is None:
@@ -207,6 +246,9 @@ class LlamaCppBackend(Backend):
         return loaded.gather.submit(request, lambda requests: computed(loaded.serve, requests))
 
     def stream(self, model: Path, prompt: str, sampling: Sampling) -> Iterator[str]:
+        if sampling.copy:  # the span is chosen once every continuation is known
+            yield from self.generate(model, prompt, n=1, sampling=sampling)
+            return
         loaded = load(model)
         with loaded.lock:
             chunks = loaded.llama.create_completion(prompt, stream=True, stopping_criteria=loaded.stop_at_bos,

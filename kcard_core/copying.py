@@ -1,0 +1,79 @@
+"""Answers that copy a span of a text: greedy decoding under a copy mask, the span chosen by likelihood.
+
+A backend that reads its model's logits step by step (``Backend.copies``) answers a
+:class:`~kcard_core.sampling.Sampling` with ``copy`` set through :func:`copy_span`: the
+:data:`STARTS` likeliest of the text's tokens each start a greedy continuation in which every token
+continues a span of the text or ends the answer; of every prefix of those continuations, the answer
+is the one likeliest to be written whole, its tokens and then an end, under the model's unmasked
+distribution. Nothing here knows a language: it works on token ids. ``benchmarks/results/span-reading.md``
+measures it ("beam").
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+STARTS = 4  # continuations tried, one from each of the likeliest first tokens
+
+
+def log_softmax(logits: np.ndarray) -> np.ndarray:
+    logits = logits.astype(np.float64)
+    top = logits.max()
+    return logits - (top + np.log(np.exp(logits - top).sum()))
+
+
+class CopyMask:
+    """One continuation's mask, called at each step with the tokens written so far and the next
+    token's logits; returns the logits with every token masked out but ``first`` (at the first step),
+    then the tokens that continue a span of ``source`` the written tokens copy, and ``ends``. Records
+    each written token's log-probability and that of ending after each prefix, unmasked."""
+
+    def __init__(self, source: list[int], ends: list[int], first: int):
+        self.source, self.ends, self.first = source, sorted(set(ends)), first
+        self.at: list[int] = []  # where in source the tokens written so far may start
+        self.written: list[int] = []
+        self.chosen: list[float] = []  # log-probability of each written token
+        self.ended: list[float] = []  # log-probability of ending after each prefix (0, 1, … tokens)
+        self.logprobs: np.ndarray | None = None
+
+    def __call__(self, written: list[int], logits: np.ndarray) -> np.ndarray:
+        if written:
+            token, k = written[-1], len(written) - 1
+            self.chosen.append(float(self.logprobs[token]))
+            self.at = [j for j in (self.at if k else range(len(self.source)))
+                       if j + k < len(self.source) and self.source[j + k] == token]
+        self.written = list(written)
+        self.logprobs = log_softmax(logits)
+        self.ended.append(float(np.logaddexp.reduce(self.logprobs[self.ends])))
+        n = len(written)
+        allowed = ({self.source[j + n] for j in self.at if j + n < len(self.source)} | set(self.ends)
+                   if written else {self.first})
+        keep = sorted(allowed)
+        masked = np.full_like(logits, -np.inf)
+        masked[keep] = logits[keep]
+        return masked
+
+    def prefixes(self) -> list[tuple[float, list[int]]]:
+        """(log-probability of writing it whole and then ending, tokens) for each non-empty prefix."""
+        found, total = [], 0.0
+        for k in range(1, min(len(self.chosen), len(self.ended) - 1) + 1):
+            total += self.chosen[k - 1]
+            found.append((total + self.ended[k], self.written[:k]))
+        return found
+
+
+def copy_span(first_logits: np.ndarray, decode: Callable[[CopyMask], object], source: list[int],
+              ends: list[int], starts: int = STARTS) -> list[int]:
+    """The tokens of the span of ``source`` likeliest as a whole answer (empty when ``source`` is).
+
+    ``first_logits``: the model's logits for the answer's first token; ``decode(mask)`` runs greedy
+    decoding from the same prompt with ``mask`` applied at every step (until an end or the token limit)."""
+    first = log_softmax(first_logits)
+    best: tuple[float, list[int]] = (-np.inf, [])
+    for token in sorted(set(source), key=lambda t: -first[t])[:starts]:
+        mask = CopyMask(source, ends, token)
+        decode(mask)
+        best = max([best, *mask.prefixes()], key=lambda found: found[0])
+    return best[1]

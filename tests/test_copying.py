@@ -1,0 +1,64 @@
+"""Answers as spans of a text (kcard_core.copying) and the span reader that asks for them."""
+
+import numpy as np
+import pytest
+
+from kcard_core.copying import CopyMask, copy_span
+from kcard_core.readers import SpanReader
+from kcard_core.testing import ReaderTests
+
+END = 0
+SOURCE = [5, 6, 7, 8, 6, 9]  # a text's tokens; 6 occurs twice
+
+
+class Table:
+    """A stand-in model over 10 tokens: the logits after the tokens written so far, from a table."""
+
+    def __init__(self, table: dict[tuple[int, ...], dict[int, float]]):
+        self.table = table
+
+    def logits(self, written: list[int]) -> np.ndarray:
+        logits = np.full(10, -5.0)
+        for token, value in self.table.get(tuple(written), {}).items():
+            logits[token] = value
+        return logits
+
+    def decode(self, mask: CopyMask, max_tokens: int = 8) -> list[int]:
+        written: list[int] = []
+        while len(written) < max_tokens:
+            token = int(np.argmax(mask(written, self.logits(written))))
+            if token == END:
+                break
+            written.append(token)
+        return written
+
+
+def test_the_mask_lets_only_a_continuation_of_the_text_or_an_end_through():
+    mask = CopyMask(SOURCE, [END], first=6)
+    assert np.isfinite(mask([], np.zeros(10))).nonzero()[0].tolist() == [6]
+    assert np.isfinite(mask([6], np.zeros(10))).nonzero()[0].tolist() == [END, 7, 9]  # both 6s continue
+    assert np.isfinite(mask([6, 9], np.zeros(10))).nonzero()[0].tolist() == [END]  # the text ends there
+
+
+def test_the_span_is_the_prefix_likeliest_as_a_whole_answer_of_any_start():
+    model = Table({(): {5: 2.0, 8: 1.5, 3: 4.0},  # 3, the likeliest, is not in the text
+                   (5,): {6: 3.0, END: 0.0}, (5, 6): {7: 3.0, END: 1.0}, (5, 6, 7): {8: 3.0, END: 0.0},
+                   (8,): {END: 4.0, 6: 0.0}})
+    span = copy_span(model.logits([]), model.decode, SOURCE, [END], starts=2)
+    assert span == [8]  # "8" then an end outscores every prefix of "5 6 7 8 …", which greedy would copy on
+
+
+def test_an_empty_text_gives_no_span():
+    assert copy_span(np.zeros(10), lambda mask: [], [], [END]) == []
+
+
+class TestSpan(ReaderTests):
+    @pytest.fixture
+    def factory(self):
+        return SpanReader
+
+
+def test_a_model_that_gives_no_logits_gets_the_prompt_and_the_trace_says_why():
+    suite = ReaderTests()
+    answer, _, trace = suite.answer(SpanReader, suite.llm())
+    assert answer == "the Sabre" and trace.turns[-1].details["why"].endswith("gives no logits to copy with")
