@@ -55,18 +55,21 @@ class CopyMask:
         masked[keep] = logits[keep]
         return masked
 
-    def prefixes(self) -> list[tuple[float, list[int]]]:
-        """(log-probability of writing it whole and then ending, tokens) for each non-empty prefix."""
+    def prefixes(self, blank: frozenset[int] = frozenset()) -> list[tuple[float, list[int]]]:
+        """(log-probability of writing it whole and then ending, tokens) for each prefix that holds a
+        token not in ``blank`` (tokens of white space alone)."""
         found, total = [], 0.0
         for k in range(1, min(len(self.chosen), len(self.ended) - 1) + 1):
             total += self.chosen[k - 1]
-            found.append((total + self.ended[k], self.written[:k]))
+            if not set(self.written[:k]) <= blank:
+                found.append((total + self.ended[k], self.written[:k]))
         return found
 
 
 def copy_span(first_logits: np.ndarray, decode: Callable[[CopyMask], object], source: list[int],
-              ends: list[int], starts: int = STARTS) -> list[int]:
-    """The tokens of the span of ``source`` likeliest as a whole answer (empty when ``source`` is).
+              ends: list[int], blank: frozenset[int] = frozenset(), starts: int = STARTS) -> list[int]:
+    """The tokens of the span of ``source`` likeliest as a whole answer (empty when ``source`` is, or
+    holds only ``blank`` tokens: white space, which some tokenizers write before a number).
 
     ``first_logits``: the model's logits for the answer's first token; ``decode(mask)`` runs greedy
     decoding from the same prompt with ``mask`` applied at every step (until an end or the token limit)."""
@@ -75,5 +78,5 @@ def copy_span(first_logits: np.ndarray, decode: Callable[[CopyMask], object], so
     for token in sorted(set(source), key=lambda t: -first[t])[:starts]:
         mask = CopyMask(source, ends, token)
         decode(mask)
-        best = max([best, *mask.prefixes()], key=lambda found: found[0])
+        best = max([best, *mask.prefixes(blank)], key=lambda found: found[0])
     return best[1]

@@ -74,6 +74,16 @@ class BackendTests:
         assert sum(math.exp(value) for value in logprobs.values()) <= 1.0001
         assert any(token.strip().lower() in ("yes", "no") for token in logprobs)
 
+    def test_a_copying_backend_answers_with_a_span_of_the_text(self, backend, model):
+        if not backend.copies:
+            pytest.skip("this backend does not honour Sampling.copy")
+        text = "The ferry to Osk leaves from Pier 4 at 07:15 every weekday."
+        sampling = Sampling(max_tokens=16, temperature=0.0, stop=("\n",), copy=text)
+        answer = backend.generate(model, f"{text}\nQ: Where does the ferry to Osk leave from?\nA:", n=1,
+                                  sampling=sampling)[0].strip()
+        assert answer and answer in text
+        assert "".join(backend.stream(model, "Q: Where?\nA:", sampling)).strip() in text
+
     def test_language_model_invoke_stream_batch(self, backend, model):
         llm = backend.language_model(model, Sampling(max_tokens=12, temperature=0.0))
         prompt = "Q: What colour is the sky?\nA:"

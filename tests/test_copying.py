@@ -62,3 +62,10 @@ def test_a_model_that_gives_no_logits_gets_the_prompt_and_the_trace_says_why():
     suite = ReaderTests()
     answer, _, trace = suite.answer(SpanReader, suite.llm())
     assert answer == "the Sabre" and trace.turns[-1].details["why"].endswith("gives no logits to copy with")
+
+
+def test_a_span_of_white_space_alone_is_no_answer():
+    blank = 4  # the space some tokenizers write before a number: " 4" is [blank, 4]
+    model = Table({(): {blank: 3.0}, (blank,): {END: 1.0, 5: 2.0}})  # after " 4" nothing is likely
+    assert copy_span(model.logits([]), model.decode, [blank, 5], [END], frozenset({blank}), starts=1) == [blank, 5]
+    assert copy_span(model.logits([]), model.decode, [blank, 5], [END], starts=1) == [blank]

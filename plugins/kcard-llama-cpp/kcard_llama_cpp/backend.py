@@ -134,9 +134,10 @@ class LoadedModel:
                                     logits_processor=LogitsProcessorList([mask]))
 
         run(lambda ids, logits: first.append(np.array(logits)) or logits, 1)
+        blank = frozenset(token for token in source if not llama.detokenize([token]).strip())
         span = copy_span(first[0], lambda mask: run(lambda ids, logits: mask(ids[start:].tolist(), logits),
                                                     sampling.max_tokens),
-                         source, self.ends(tuple(sampling.stop) or ("\n",)))
+                         source, self.ends(tuple(sampling.stop) or ("\n",)), blank)
         return llama.detokenize(span).decode("utf-8", "replace")
 
     def serve(self, requests: list[Request]) -> None:
@@ -157,7 +158,7 @@ class LoadedModel:
         for group in groups:
             try:
                 if group[0].sampling.copy:
-                    group[0].texts = [self.copy_span(group[0])]
+                    group[0].texts = [self.copy_span(group[0])] * group[0].n  # greedy: one span
                 elif len(group) > 1 or group[0].n > 1 and self.decoder.fits(group):
                     self.decoder.run(group, more=self.gather.take)
                 else:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 from kcard_core.artifacts import pickle_allowed, sha256_of
 from kcard_core.backends import Adapted, Backend, BackendStatus, Gather, Request, Sampling
 from kcard_core.config import cache_dir
+from kcard_core.copying import copy_span
 
 if TYPE_CHECKING:
     import torch
@@ -128,6 +129,7 @@ class LoadedModel:
         self.end_tokens = ends + [t for t in (self.tokenizer.eos_token_id, self.tokenizer.bos_token_id)
                                   if t is not None and t not in ends]
         self.gather = Gather(self.lock)  # completions asked for while the model was busy
+        self._ends: dict[tuple[str, ...], list[int]] = {}
 
     def serve(self, requests: list[Request]) -> None:
         """Those that sample alike (one way of sampling, one count) in one ``generate`` call each."""
@@ -136,11 +138,52 @@ class LoadedModel:
             groups.setdefault((request.chat, request.n, replace(request.sampling, seed=None)), []).append(request)
         for group in groups.values():
             try:
+                if group[0].sampling.copy:
+                    for request in group:
+                        request.texts = [self.copy_span(request)] * request.n  # greedy: one span
+                    continue
                 for request, texts in zip(group, self.generate_together(group)):
                     request.texts = texts
             except Exception as error:  # noqa: BLE001 - each waiting caller gets the reason
                 for request in group:
                     request.error = error
+
+    def ends(self, stop: tuple[str, ...]) -> list[int]:
+        """The tokens that end an answer: the model's end tokens and every token whose text starts with a
+        stop string (the vocabulary decoded once per stop set)."""
+        if stop not in self._ends:
+            pieces = self.tokenizer.batch_decode([[token] for token in range(len(self.tokenizer))])
+            self._ends[stop] = self.end_tokens + [token for token, piece in enumerate(pieces) if piece.startswith(stop)]
+        return self._ends[stop]
+
+    def copy_span(self, request: Request) -> str:
+        """The span of ``request.sampling.copy`` likeliest as a whole answer (kcard_core/copying.py), each
+        continuation a greedy ``generate`` under a copy mask."""
+        import torch
+        from transformers import LogitsProcessor, LogitsProcessorList
+
+        sampling = request.sampling
+        inputs = self.encode(request.prompt, request.chat)
+        start = inputs["input_ids"].shape[1]
+        source = self.tokenizer.encode(" " + " ".join(sampling.copy.split()), add_special_tokens=False)
+        kwargs = self.generate_kwargs(replace(sampling, temperature=0.0, repeat_penalty=1.0))
+
+        class Masked(LogitsProcessor):
+            def __init__(self, mask):
+                self.mask = mask
+
+            def __call__(self, input_ids, scores):
+                masked = self.mask(input_ids[0, start:].tolist(), scores[0].float().cpu().numpy())
+                return torch.from_numpy(masked).to(scores)[None]
+
+        def decode(mask) -> None:
+            self.model.generate(**inputs, **kwargs, logits_processor=LogitsProcessorList([Masked(mask)]))
+
+        with torch.inference_mode():
+            first = self.model(**inputs).logits[0, -1].float().cpu().numpy()
+            blank = frozenset(token for token in source if not self.tokenizer.decode([token]).strip())
+            span = copy_span(first, decode, source, self.ends(tuple(sampling.stop) or ("\n",)), blank)
+        return self.tokenizer.decode(span, skip_special_tokens=True)
 
     def generate_together(self, requests: list[Request]) -> list[list[str]]:
         import torch
@@ -244,6 +287,7 @@ class TransformersBackend(Backend):
     name = "transformers"
     description = "full-precision models with Hugging Face transformers (GGUF files dequantized once)"
     adapter_role = "adapter-peft"  # the adapter's safetensors file; adapter_config.json lies beside it
+    copies = True
 
     def status(self) -> BackendStatus:
         missing = [name for name in REQUIRED if importlib.util.find_spec(name) is None]
@@ -261,6 +305,9 @@ class TransformersBackend(Backend):
         return loaded.gather.submit(Request(prompt, n, sampling, chat), loaded.serve)
 
     def stream(self, model: Path, prompt: str, sampling: Sampling) -> Iterator[str]:
+        if sampling.copy:  # the span is chosen once every continuation is known
+            yield from self.generate(model, prompt, n=1, sampling=sampling)
+            return
         loaded = load(model)
         with loaded.lock:
             yield from until_stop(_streamed(loaded, prompt, sampling), sampling.stop)
