@@ -24,13 +24,13 @@ as `knowledge_lift_heldout.py --split tuning` stored them). EM and contains in %
 from __future__ import annotations
 
 import json
-import math
 import sys
 import time
 
 from common import HERE, table, write_result
 
 from kcard_core.config import cache_dir
+from kcard_core.copying import CopyMask
 from kcard_core.evaluation.metrics import contains_answer, exact_match
 from kcard_core.models import resolve_model
 from kcard_core.text import one_line
@@ -63,10 +63,8 @@ class Reading:
     """Gemma on llama-cpp-python, read with a copy mask (a logits processor)."""
 
     def __init__(self):
-        import numpy as np
         from llama_cpp import Llama
 
-        self.np = np
         self.llm = Llama(model_path=str(resolve_model(None)[1]), n_ctx=4096, n_threads=2, verbose=False)
         ends = {self.tokens(text)[0] for text in ("\n", "\n\n")} | {self.llm.token_eos()}
         self.ends = sorted(ends)
@@ -77,34 +75,26 @@ class Reading:
     def text(self, tokens: list[int]) -> str:
         return self.llm.detokenize(tokens).decode("utf-8", "replace").strip()
 
-    def log_softmax(self, scores):
-        scores = scores.astype(self.np.float64)
-        top = scores.max()
-        return scores - (top + math.log(self.np.exp(scores - top).sum()))
-
-    def complete(self, prompt: str, mask=None, max_tokens: int = MAX_TOKENS) -> str:
+    def complete(self, prompt: str, mask: CopyMask | None = None, max_tokens: int = MAX_TOKENS) -> str:
+        """Greedy, to a line end; with ``mask`` (kcard_core.copying) applied to the answer's tokens."""
         from llama_cpp import LogitsProcessorList
 
+        start = len(self.llm.tokenize(prompt.encode("utf-8"), special=True))
+        masked = LogitsProcessorList([lambda ids, scores: mask(ids[start:].tolist(), scores)]) if mask else None
         out = self.llm.create_completion(prompt, max_tokens=max_tokens, temperature=0, stop=["\n"],
-                                         logits_processor=LogitsProcessorList([mask]) if mask else None)
+                                         logits_processor=masked)
         return out["choices"][0]["text"].strip()
 
     def first_logprobs(self, prompt: str, source: list[int]):
-        mask = CopyMask(self, source, len(self.llm.tokenize(prompt.encode("utf-8"), special=True)))
+        mask = CopyMask(source, self.ends)
         self.complete(prompt, mask, max_tokens=1)
         return mask.logprobs
 
     def continued(self, prompt: str, source: list[int], first: int) -> list[tuple[float, str]]:
         """Each prefix of the copy continuing from token ``first``, with its log-probability as a whole answer."""
-        start = len(self.llm.tokenize(prompt.encode("utf-8"), special=True))
-        mask = CopyMask(self, source, start, first)
+        mask = CopyMask(source, self.ends, first)
         self.complete(prompt, mask)
-        written = self.llm._input_ids[start:self.llm.n_tokens].tolist()
-        prefixes, total = [], 0.0
-        for k in range(1, min(len(mask.chosen), len(mask.ended) - 1) + 1):
-            total += mask.chosen[k - 1]
-            prefixes.append((total + mask.ended[k], self.text(written[:k])))
-        return prefixes
+        return [(score, self.text(tokens)) for score, tokens in mask.prefixes()]
 
     def read(self, variant: str, item: dict) -> str:
         prompt = item["trace"]["prompt"]
@@ -113,7 +103,7 @@ class Reading:
             return self.complete(prompt)
         source = self.tokens(" " + " ".join(knowledge.split()))
         if variant == "copy":
-            return self.complete(prompt, CopyMask(self, source, len(self.llm.tokenize(prompt.encode(), special=True))))
+            return self.complete(prompt, CopyMask(source, self.ends))
         asked = self.first_logprobs(prompt, source)
         if variant == "pmi":
             question = one_line(item["question"])
@@ -126,38 +116,6 @@ class Reading:
         candidates = [(score - prior[token], text) for token in starts
                       for score, text in self.continued(prompt, source, token) if text]
         return max(candidates)[1] if candidates else ""
-
-
-class CopyMask:
-    """A logits processor: the next token continues a span of ``source`` that the tokens written so far
-    copy (any of its tokens at first, or ``first``), or ends the answer. Records the log-probability
-    of each written token and of ending after each prefix, under the unmasked distribution."""
-
-    def __init__(self, reading: Reading, source: list[int], start: int, first: int | None = None):
-        self.reading, self.source, self.start, self.first = reading, source, start, first
-        self.at: list[int] | None = None  # where in source the copy so far may begin
-        self.chosen: list[float] = []
-        self.ended: list[float] = []
-        self.logprobs = None
-
-    def __call__(self, ids, scores):
-        np, written = self.reading.np, list(ids[self.start:])
-        if written:
-            token, k = written[-1], len(written) - 1
-            self.chosen.append(float(self.logprobs[token]))
-            self.at = [j for j in (self.at if self.at is not None else range(len(self.source)))
-                       if j + k < len(self.source) and self.source[j + k] == token]
-        self.logprobs = self.reading.log_softmax(scores)
-        self.ended.append(float(np.logaddexp.reduce(self.logprobs[self.reading.ends])))
-        if not written:
-            allowed = set(self.source) if self.first is None else {self.first}
-        else:
-            allowed = {self.source[j + len(written)] for j in self.at if j + len(written) < len(self.source)}
-            allowed |= set(self.reading.ends)
-        masked = np.full_like(scores, -np.inf)
-        keep = sorted(allowed)
-        masked[keep] = scores[keep]
-        return masked
 
 
 VARIANTS = ("plain", "copy", "beam", "pmi")

@@ -26,11 +26,11 @@ def log_softmax(logits: np.ndarray) -> np.ndarray:
 
 class CopyMask:
     """One continuation's mask, called at each step with the tokens written so far and the next
-    token's logits; returns the logits with every token masked out but ``first`` (at the first step),
-    then the tokens that continue a span of ``source`` the written tokens copy, and ``ends``. Records
+    token's logits; returns the logits with every token masked out but ``first`` (at the first step;
+    None: any token of ``source``), then the tokens that continue a span of ``source`` the written tokens copy, and ``ends``. Records
     each written token's log-probability and that of ending after each prefix, unmasked."""
 
-    def __init__(self, source: list[int], ends: list[int], first: int):
+    def __init__(self, source: list[int], ends: list[int], first: int | None = None):
         self.source, self.ends, self.first = source, sorted(set(ends)), first
         self.at: list[int] = []  # where in source the tokens written so far may start
         self.written: list[int] = []
@@ -49,7 +49,7 @@ class CopyMask:
         self.ended.append(float(np.logaddexp.reduce(self.logprobs[self.ends])))
         n = len(written)
         allowed = ({self.source[j + n] for j in self.at if j + n < len(self.source)} | set(self.ends)
-                   if written else {self.first})
+                   if written else set(self.source) if self.first is None else {self.first})
         keep = sorted(allowed)
         masked = np.full_like(logits, -np.inf)
         masked[keep] = logits[keep]
@@ -66,10 +66,19 @@ class CopyMask:
         return found
 
 
+def source_tokens(text: str, tokenize: Callable[[str], list[int]],
+                  text_of: Callable[[list[int]], str]) -> tuple[list[int], frozenset[int]]:
+    """``text``'s tokens as they follow a space (as an answer's first word does), and those of them that
+    are white space alone (some tokenizers write " " before a number): :func:`copy_span`'s ``source``
+    and ``blank``."""
+    source = tokenize(" " + " ".join(text.split()))
+    return source, frozenset(token for token in source if not text_of([token]).strip())
+
+
 def copy_span(first_logits: np.ndarray, decode: Callable[[CopyMask], object], source: list[int],
               ends: list[int], blank: frozenset[int] = frozenset(), starts: int = STARTS) -> list[int]:
     """The tokens of the span of ``source`` likeliest as a whole answer (empty when ``source`` is, or
-    holds only ``blank`` tokens: white space, which some tokenizers write before a number).
+    holds only ``blank`` tokens).
 
     ``first_logits``: the model's logits for the answer's first token; ``decode(mask)`` runs greedy
     decoding from the same prompt with ``mask`` applied at every step (until an end or the token limit)."""

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from kcard_core.backends import Adapted, Backend, BackendStatus, Gather, Sampling
-from kcard_core.copying import copy_span
+from kcard_core.copying import copy_span, source_tokens
 from kcard_llama_cpp.batched import BatchDecoder, Request
 
 N_CTX = 2048
@@ -125,7 +125,8 @@ class LoadedModel:
 
         llama, sampling = self.llama, request.sampling
         start = len(llama.tokenize(request.prompt.encode("utf-8"), special=True))
-        source = llama.tokenize((" " + " ".join(sampling.copy.split())).encode("utf-8"), add_bos=False)
+        source, blank = source_tokens(sampling.copy, lambda text: llama.tokenize(text.encode("utf-8"), add_bos=False),
+                                      lambda tokens: llama.detokenize(tokens).decode("utf-8", "replace"))
         first: list[np.ndarray] = []
 
         def run(mask: Callable[[Any, Any], Any], max_tokens: int) -> None:
@@ -134,7 +135,6 @@ class LoadedModel:
                                     logits_processor=LogitsProcessorList([mask]))
 
         run(lambda ids, logits: first.append(np.array(logits)) or logits, 1)
-        blank = frozenset(token for token in source if not llama.detokenize([token]).strip())
         span = copy_span(first[0], lambda mask: run(lambda ids, logits: mask(ids[start:].tolist(), logits),
                                                     sampling.max_tokens),
                          source, self.ends(tuple(sampling.stop) or ("\n",)), blank)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 from kcard_core.artifacts import pickle_allowed, sha256_of
 from kcard_core.backends import Adapted, Backend, BackendStatus, Gather, Request, Sampling
 from kcard_core.config import cache_dir
-from kcard_core.copying import copy_span
+from kcard_core.copying import copy_span, source_tokens
 
 if TYPE_CHECKING:
     import torch
@@ -165,7 +165,8 @@ class LoadedModel:
         sampling = request.sampling
         inputs = self.encode(request.prompt, request.chat)
         start = inputs["input_ids"].shape[1]
-        source = self.tokenizer.encode(" " + " ".join(sampling.copy.split()), add_special_tokens=False)
+        source, blank = source_tokens(sampling.copy, lambda text: self.tokenizer.encode(text, add_special_tokens=False),
+                                      self.tokenizer.decode)
         kwargs = self.generate_kwargs(replace(sampling, temperature=0.0, repeat_penalty=1.0))
 
         class Masked(LogitsProcessor):
@@ -181,7 +182,6 @@ class LoadedModel:
 
         with torch.inference_mode():
             first = self.model(**inputs).logits[0, -1].float().cpu().numpy()
-            blank = frozenset(token for token in source if not self.tokenizer.decode([token]).strip())
             span = copy_span(first, decode, source, self.ends(tuple(sampling.stop) or ("\n",)), blank)
         return self.tokenizer.decode(span, skip_special_tokens=True)
 
