@@ -40,8 +40,10 @@ from kcard_core.documents import FORMATS
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--max-minutes", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Stop training after this long, keeping the pass that recalled most so far.")
+@click.option("--device", default="auto", show_default=True,
+              help="Where to train: cpu, cuda, cuda:N, or auto (a CUDA GPU when torch sees one, else the CPU).")
 def train(corpus, name, out_dir, description, corpus_format, base, preset, lora, lora_rank, epochs, cues,
-          train_embeddings, steps, seq_len, batch_size, lr, seed, max_minutes):
+          train_embeddings, steps, seq_len, batch_size, lr, seed, max_minutes, device):
     """Train a small causal LM on CORPUS (files or folders, read as `kcard new card --corpus` reads them) and
     write a card.
 
@@ -64,13 +66,14 @@ def train(corpus, name, out_dir, description, corpus_format, base, preset, lora,
         overrides.update(steps=None)
     result = train_card(list(corpus), name=name, out_dir=out_dir, base=base, description=description,
                         recipe=PRESETS[preset].with_(**overrides), corpus_format=corpus_format,
-                        max_minutes=max_minutes)
+                        max_minutes=max_minutes, device=device)
     recalled, passages = map(int, result["recall"].split("/"))
     curve = result.get("recall_by_epoch")
     after_each = f" (after each pass: {', '.join(map(str, curve))})" if curve else ""
     click.echo(f"recall {recalled}/{passages} passages{after_each}; perplexity of {result['perplexity_of']} "
                f"{result['perplexity_before']:.1f} → {result['perplexity_after']:.1f}; {result['steps']} steps in "
-               f"{result['seconds']:.0f} s, peak memory {result['peak_gb']:.1f} GB")
+               f"{result['seconds']:.0f} s on {result['device']}, peak memory {result['peak_gb']:.1f} GB"
+               + (f" ({result['gpu_peak_gb']:.1f} GB on the GPU)" if result.get("gpu_peak_gb") is not None else ""))
     for miss in result["recall_misses"][:5]:
         click.echo(f"  not recalled: asked {miss['asked']!r}, expected {', '.join(miss['expected'])}, "
                    f"wrote {miss['written'][:60]!r}")

@@ -301,6 +301,22 @@ def bf16_native(device: torch.device) -> bool:
                for probe in ("_is_avx512_bf16_supported", "_is_amx_tile_supported"))
 
 
+def training_device(requested: str) -> str:
+    """The torch device for ``requested`` ("auto": KCARD_DEVICE when set, else CUDA when visible, else the
+    CPU); raises KcardError for a name torch does not know or a GPU it cannot see."""
+    name = resolved_device() if requested == "auto" else requested
+    try:
+        device = torch.device(name)
+    except RuntimeError as error:
+        raise KcardError(f"--device {requested}: {error}") from None
+    if device.type == "cuda" and not (torch.cuda.is_available() and (device.index or 0) < torch.cuda.device_count()):
+        raise KcardError(f"--device {requested}: torch {torch.__version__} sees "
+                         f"{torch.cuda.device_count()} CUDA GPU(s) (built for CUDA {torch.version.cuda or 'none'})")
+    if device.type not in ("cpu", "cuda"):
+        raise KcardError(f"--device {requested}: kcard trains on cpu or cuda")
+    return name
+
+
 def peak_gb() -> float:
     """This process's peak resident memory so far, in GB."""
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2)
@@ -363,11 +379,15 @@ def with_lora(model, rank: int):
 
 
 def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recipe: Recipe,
-               description: str | None = None, corpus_format: str = "auto", max_minutes: float | None = None) -> dict:
+               description: str | None = None, corpus_format: str = "auto", max_minutes: float | None = None,
+               device: str = "auto") -> dict:
     """Train on ``corpus`` and write the card into ``out_dir``; the training figures. With cues (the
     memorise preset) recall is measured after each pass and the card is the pass that recalled most;
-    ``max_minutes`` stops training then, keeping the best pass so far."""
+    ``max_minutes`` stops training then, keeping the best pass so far. ``device``: "cpu", "cuda",
+    "cuda:N" or "auto" (a GPU when torch sees one); a GPU that is not there is an error before
+    anything loads."""
     started = time.perf_counter()
+    device = training_device(device)
     deadline = time.monotonic() + 60 * max_minutes if max_minutes else None
     passages = read_passages(corpus, corpus_format)  # each with its heading path in front, as a retrieval card has it
     texts = [passage.contextual() for passage in passages]
@@ -387,7 +407,7 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
         model.get_input_embeddings().requires_grad_(False)
     if recipe.lora_rank:
         model = with_lora(model, recipe.lora_rank)
-    model.to(resolved_device())  # KCARD_DEVICE, else a GPU when there is one
+    model.to(device)
     torch.backends.cuda.matmul.allow_tf32 = True  # on a GPU: fp32 training at tensor-core speed
     if recipe.bf16 is None:
         recipe = recipe.with_(bf16=bf16_native(model.device))
@@ -424,6 +444,7 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
             click.echo(f"  the card is pass {best.number} (recall {best.recalled}), not the last", err=True)
         after = perplexity(model, val_ids, val_labels, recipe.batch_size)
         recalled = progress[best.number - 1] if progress else recall(model, tokenizer, probes)
+    gpu_peak = round(torch.cuda.max_memory_allocated(model.device) / 2**30, 2) if model.device.type == "cuda" else None
     device = str(model.device)
     model.to("cpu")
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -442,7 +463,7 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
               "best_pass": best.number or None,
               "steps": len(losses), "final_loss": round(losses[-1], 4), "seconds": round(time.perf_counter() - started, 1),
               "estimated_seconds": round(seconds, 1), "estimated_peak_gb": round(memory, 2),
-              "peak_gb": peak_gb(), "device": device,
+              "peak_gb": peak_gb(), "gpu_peak_gb": gpu_peak, "device": device,
               "corpus": fingerprint(texts), "recipe": {k: list(v) if isinstance(v, tuple) else v
                                                        for k, v in asdict(recipe).items() if v is not None}}
     write_manifest(out_dir, name, description or proposed, artifacts, result, subject)

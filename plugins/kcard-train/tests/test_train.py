@@ -89,3 +89,27 @@ def test_lora_card_applies_its_adapter_on_both_backends(tmp_path, monkeypatch):
 def test_lora_needs_a_gguf_base(tmp_path):
     result = train(tmp_path, "--lora", "--base", "tiny-random", "--steps", "1")
     assert result.exit_code != 0 and "a LoRA card runs over its base GGUF" in result.output
+
+
+def test_a_device_that_is_not_there_is_an_error_before_anything_loads(tmp_path):
+    import torch
+
+    for device, said in (("cuda:7", "CUDA GPU(s)"), ("gpu", "--device gpu"), ("meta", "kcard trains on cpu or cuda")):
+        if device == "cuda:7" and torch.cuda.device_count() > 7:
+            continue
+        result = train(tmp_path, "--base", "tiny-random", "--steps", "1", "--device", device)
+        assert result.exit_code != 0 and said in result.output, (device, result.output)
+        assert "corpus:" not in result.output  # nothing was read or loaded
+    assert not (tmp_path / "card").exists()
+
+
+@pytest.mark.skipif("not __import__('torch').cuda.is_available()", reason="needs a CUDA GPU")
+def test_train_on_a_gpu_writes_the_same_kind_of_card(tmp_path):
+    result = train(tmp_path, "--base", "tiny-random", "--steps", "8", "--batch-size", "4", "--cues", "3",
+                   "--device", "cuda")
+    assert result.exit_code == 0, result.output
+    training = tomllib.loads((tmp_path / "card" / "card.toml").read_text())["training"]
+    assert training["device"].startswith("cuda") and training["gpu_peak_gb"] > 0
+    card = Card.from_manifest(tmp_path / "card" / "card.toml")
+    assert len(card.with_backend(load_registry().backend("transformers")).generate("Who won district 3?", n=2,
+                                                                                    max_tokens=8)) == 2
