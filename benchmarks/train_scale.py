@@ -114,6 +114,17 @@ recall by five passages and right answers by four. The default answers 40 (recal
 seven fewer, so at this size one run a recipe cannot say whether keeping the embeddings costs
 answers; on kelderwick the old recipe and the default both answer 19 of 20.
 
+The cuda:0 row ran once, on 2026-11-27, on a lent NVIDIA H200 (16 Xeon cores, torch 2.11.0+cu130,
+transformers 5.17.0) with `--train-only --train-option=--device --train-option=cuda`; its card was
+not asked (the reading base LLM could not travel with it) and the 50 KB run did not end within the
+loan's 10-minute call. On the GPU a step took 1.0 s against 1.16 s on the 2 CPU cores: a profile of
+two passes there (cProfile, 74 s) put 16 s in 9,840 attention calls (1.6 ms each, mostly the recall
+check's greedy generation, a token at a time for 96 tokens) and 9 s in 36 backward passes (0.25 s
+each), where the H200's arithmetic needs about a millisecond: a 135M model a batch of 8 rows at a
+time is bound there by kernel launches and waits, not arithmetic. That run's estimate (505 s)
+counted the GPU's first generation, which sets up its kernels, in every pass; the estimate now
+warms up first on a GPU (not yet measured there).
+
 Goal (issue 47): ≤ 1 minute per KB and ≤ 4 GB at every size, the estimate within ±30%.
 Reproduce: `python benchmarks/train_scale.py --size 2 --size 5 --recipe NAME`.
 """

@@ -197,12 +197,20 @@ def schedule_of(recipe: Recipe, rows: int) -> tuple[int, int]:
     return epoch, recipe.steps or math.ceil(recipe.epochs * epoch)
 
 
+def finish(device: torch.device) -> None:
+    """Wait for ``device``'s queued work (a GPU runs it after the call returns), so a clock read after
+    it counts that work."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
 def estimate(model, tokenizer, ids: torch.Tensor, labels: torch.Tensor, recipe: Recipe,
              probes: list[tuple[str, list[str]]]) -> tuple[float, float]:
     """(seconds, peak GB) that training will take at most, on this machine. Time: two steps (forward,
     backward and an AdamW update at learning rate 0, which changes no weight), the first a warm-up and
     the second timed, scaled by the padded tokens of a pass's batches (:func:`passes`) and by the
-    passes; with cues, one batch of the recall check that follows each pass, scaled the same way.
+    passes; with cues, one batch of the recall check that follows each pass (on a GPU after a warm-up
+    one), scaled the same way.
     Memory: as those steps used it (AdamW's moments included), plus the best pass's fp16 copy."""
     epoch, steps = schedule_of(recipe, len(ids))
     trained = [parameter for parameter in model.parameters() if parameter.requires_grad]
@@ -219,9 +227,12 @@ def estimate(model, tokenizer, ids: torch.Tensor, labels: torch.Tensor, recipe: 
         loss_of(model, ids[batch], labels[batch]).backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
+        finish(model.device)
         per_token = (time.perf_counter() - started) / width(batch)
     checking = 0.0
     if recipe.cues and probes:
+        if model.device.type == "cuda":  # a GPU's first generation sets up its kernels: not a pass's cost
+            recall(model, tokenizer, probes[:1])
         started = time.perf_counter()
         recall(model, tokenizer, probes[:16])
         checking = (time.perf_counter() - started) * math.ceil(len(probes) / 16) * math.ceil(steps / epoch)

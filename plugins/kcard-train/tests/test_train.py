@@ -104,9 +104,8 @@ def test_a_device_that_is_not_there_is_an_error_before_anything_loads(tmp_path):
 
 
 @pytest.mark.skipif("not __import__('torch').cuda.is_available()", reason="needs a CUDA GPU")
-def test_train_on_a_gpu_writes_the_same_kind_of_card(tmp_path):
-    result = train(tmp_path, "--base", "tiny-random", "--steps", "8", "--batch-size", "4", "--cues", "3",
-                   "--device", "cuda")
+def test_train_on_a_gpu_writes_a_card_that_runs(tmp_path):
+    result = train(tmp_path, "--steps", "4", "--batch-size", "4", "--cues", "3", "--device", "cuda")
     assert result.exit_code == 0, result.output
     training = tomllib.loads((tmp_path / "card" / "card.toml").read_text())["training"]
     assert training["device"].startswith("cuda") and training["gpu_peak_gb"] > 0
