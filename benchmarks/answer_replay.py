@@ -20,12 +20,12 @@ from pathlib import Path
 
 from common import write_result
 
-from kcard_selectors import answer_types
 from kcard_core.chains import build_chain
 from kcard_core.config import cache_dir
 from kcard_core.evaluation.metrics import exact_match
 from kcard_core.trace import DocumentRecord, Trace
 from kcard_selectors.factuality import FactualitySelector, margin_greedy
+from kcard_selectors.reader import RulesReader
 
 
 def replay(path: Path, chain) -> dict:
@@ -52,12 +52,12 @@ def replay(path: Path, chain) -> dict:
 
 def chosen_again(record: dict) -> str:
     """The document factuality keeps now, from the stored scores of those that reached it (in
-    relevance's order) and the current tie-break (a document of the type the question asks for)."""
+    relevance's order) and the rules reader's tie-break (a document of the type the question asks for)."""
     reached = sorted((d for d in record["documents"] if "factuality" in d.get("stages", {})),
                      key=lambda d: -d["stages"]["relevance"]["score"])
-    typed = [bool(answer_types.typed_spans(record["question"], d["text"])) for d in reached]
+    holds = [bool(RulesReader(None).holds_answer(record["question"], d["text"])) for d in reached]
     pick = margin_greedy([d["stages"]["factuality"]["score"] for d in reached], 1, FactualitySelector().margin,
-                         typed)
+                         holds)
     return reached[pick[0]]["id"]
 
 

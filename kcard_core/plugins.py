@@ -232,7 +232,7 @@ class Registry:
 
     def selector(self, name: str, spec: Any = None, **options: Any):
         """The named selector: built from a chain's ``spec`` and context (``llm``, ``logprobs``,
-        ``evidence``, ``passages_for``) by its factory's ``from_spec`` when given one, else
+        ``evidence``, ``passages_for``, ``holds_answer``) by its factory's ``from_spec`` when given one, else
         ``factory(**options)``."""
         if name not in self.selectors:
             raise UnknownNameError(f"unknown selector {name!r}; installed: {', '.join(sorted(self.selectors)) or 'none'}"

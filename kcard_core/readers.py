@@ -79,6 +79,12 @@ class Reader(ABC):
             for record in trace.documents.values() if record.used) or "(none)"
         return CHAT_PROMPT.format_messages(knowledge=knowledge, question=question)
 
+    def holds_answer(self, question: str, text: str) -> bool | None:
+        """Whether ``text`` holds an answer of the kind ``question`` asks for, by this reader's own
+        reckoning; the selectors break near-ties with it (the factuality selector's margin). None (the
+        default): this reader cannot tell, and the earlier ranking breaks ties."""
+        return None
+
     @abstractmethod
     def reading(self, question: str, trace: Trace) -> Generator[Ask, str, str]:
         """Yield each :class:`Ask`, receive its reply (stripped), return the answer."""

@@ -187,6 +187,11 @@ class ReaderTests:
         assert isinstance(factory.from_spec(None, llm), Reader) and isinstance(factory.from_spec(ChainSpec(), llm), Reader)
         assert factory.from_spec(None, llm).llm is llm
 
+    def test_says_whether_a_text_holds_an_answer_or_that_it_cannot_tell(self, factory):
+        reader = factory.from_spec(None, self.llm())
+        assert reader.holds_answer(self.question, self.knowledge) in (True, False, None)
+        assert reader.holds_answer(self.question, "") in (False, None)
+
     def test_answers_in_one_line(self, factory):
         answer, chunks, trace = self.answer(factory, self.llm())
         assert answer and "\n" not in answer and answer == trace.answer and chunks == []

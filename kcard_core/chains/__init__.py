@@ -83,7 +83,7 @@ def build_chain(spec: ChainSpec | str | None = None, *, examples: list[dict] | N
     own = [card for card in registry.cards.values() if card.evidence]
     evidence = {**registry.evidence, **{f"card {card.name}": card.evidence for card in own}}
     context = dict(llm=llm, logprobs=logprobs, evidence=evidence,  # each selector reads its settings from spec
-                   passages_for={card.name: card.find for card in own})
+                   passages_for={card.name: card.find for card in own}, holds_answer=common["reader"].holds_answer)
     common["n1"] = spec.n1
     if mode == "bottom-up":
         chain = BottomUp(llm, chosen, [registry.selector(name, spec, **context) for name in spec.selectors], **common)

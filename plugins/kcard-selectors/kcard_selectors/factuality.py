@@ -20,9 +20,10 @@ paper's FactKB and VitaminC models do not exist offline; these are the stand-ins
 
 Choosing: the paper samples n3 of the top k with p ∝ exp(score). Scores a few hundredths apart
 made that a coin toss, so by default the choice is greedy with a margin: the best document is
-kept, and among documents within ``margin`` of the best the first that holds an answer of the type
-the question asks for (kcard_selectors.answer_types: "How many …?" a count, "In which year …?" a year)
-wins, else the one ranked first by the stage before (relevance). A memorised card's samples tie
+kept, and among documents within ``margin`` of the best the first that holds an answer of the kind
+the question asks for, as the chain's reader tells (``holds_answer``: the rules reader's "How many
+…?" a count, "In which year …?" a year; a reader that cannot tell leaves it out), wins, else the
+one ranked first by the stage before (relevance). A memorised card's samples tie
 often: "The ship of the town's founder, Ada Morrane." and "… after her ship, the Grey Heron, was
 wrecked …" both state only what its text says, and the first, closer to "What was the name of the
 ship …?", had won. ``sampling="paper"`` restores top-k sampling.
@@ -37,7 +38,6 @@ from typing import Any, Callable, Literal, Sequence
 import numpy as np
 from langchain_core.documents import Document
 
-from kcard_selectors.answer_types import answer_type, typed_spans
 from kcard_core.backends import yes_probability
 from kcard_core.retrieval import index_for, words
 from kcard_core.selectors import Selector
@@ -122,11 +122,13 @@ class FactualitySelector(Selector):
     evidence: dict[str, Any] = {}  # name -> load(): the registered evidence corpora
     passages_for: dict[str, Any] = {}  # card name -> find(question): the passages of its own text a question finds
     evidence_k: int = 3
+    # (question, text) -> whether the text holds an answer of the kind asked; None: cannot tell (the reader's)
+    holds_answer: Callable[[str, str], bool | None] | None = None
 
     @classmethod
-    def from_spec(cls, spec, logprobs=None, evidence=None, passages_for=None, **context):
+    def from_spec(cls, spec, logprobs=None, evidence=None, passages_for=None, holds_answer=None, **context):
         return cls(top_n=spec.n3, seed=spec.seed, judge=spec.judge, logprobs=logprobs, evidence=evidence or {},
-                   passages_for=passages_for or {})
+                   passages_for=passages_for or {}, holds_answer=holds_answer)
 
     def score_documents(self, documents: Sequence[Document], query: str) -> list[Document]:
         # Evidence is found for the question, not for each document: a document about another race
@@ -138,7 +140,6 @@ class FactualitySelector(Selector):
         evidence = [(text, score / found[0][0]) for score, text in found] + \
             [(doc.page_content, 1.0) for doc in documents if doc.metadata.get("source") in QUOTED] + \
             [(text, 1.0) for find in self.passages_for.values() for text in find(query)]
-        typed = answer_type(query) is not None  # then near-ties go to a document that holds an answer of that type
         scored = []
         for doc in documents:
             parts, details = {}, {}
@@ -155,8 +156,9 @@ class FactualitySelector(Selector):
                                                     for claim in claims for text, weight in evidence),
                                                    key=lambda pair: pair[0])
                 parts["fact_check"] = support
-            if typed:
-                details["typed"] = bool(typed_spans(query, doc.page_content))
+            holds = self.holds_answer(query, doc.page_content) if self.holds_answer else None
+            if holds is not None:  # near-ties go to a document that holds an answer of the kind asked
+                details["holds_answer"] = holds
             score = sum(parts.values()) / len(parts) if parts else 0.5
             scored.append(self.record(doc, score, **{key: round(value, 4) for key, value in parts.items()},
                                       **details))
@@ -169,7 +171,7 @@ class FactualitySelector(Selector):
                                  self.temperature)
         else:
             picks = margin_greedy(scores, self.top_n, self.margin,
-                                  [doc.metadata.get(self.name, {}).get("typed", False) for doc in scored])
+                                  [doc.metadata.get(self.name, {}).get("holds_answer", False) for doc in scored])
         return [scored[i] for i in picks]
 
     def faithfulness(self, summary: str, original: str) -> float:

@@ -62,6 +62,11 @@ class RulesReader(Reader):
         words = dict.fromkeys(word for word in FAVOURED.findall(knowledge) if word.lower() not in asked)
         return {"favour": tuple(words)} if words else {}
 
+    def holds_answer(self, question: str, text: str) -> bool | None:
+        """Whether ``text`` holds a span of the type the question asks for (a year, a count, a name);
+        None for a question of no type."""
+        return bool(answer_types.typed_spans(question, text)) if answer_types.answer_type(question) else None
+
     def typed_spans(self, question: str, trace: Trace) -> list[str]:
         """The knowledge's spans of the type the question asks for; none with ``type_bias`` 0, for a
         multiple-choice question, or for a model that takes no hint (asked again, it would say the same)."""

@@ -5,12 +5,15 @@ from collections import Counter
 
 import pytest
 from langchain_core.documents import Document
+from langchain_core.language_models import FakeListLLM
 
 from kcard_core.selectors import SelectorPipeline
 from kcard_core.retrieval import BM25
 from kcard_core.backends import yes_probability
+from kcard_core.readers import PlainReader
 from kcard_selectors.factuality import FactualitySelector, agreement, margin_greedy, top_k_sample
 from kcard_selectors.pruning import PruningSelector
+from kcard_selectors.reader import RulesReader
 from kcard_selectors.relevance import RelevanceSelector
 
 
@@ -143,20 +146,25 @@ def test_margin_greedy_is_deterministic_and_breaks_near_ties_by_the_earlier_rank
     assert margin_greedy([0.9, 0.5], n=1, margin=0.05, preferred=[False, True]) == [0]
 
 
-def test_factuality_near_ties_go_to_a_document_that_holds_an_answer_of_the_type_asked():
+def test_factuality_near_ties_go_to_a_document_that_holds_an_answer_of_the_kind_asked():
     # two samples of a memorised card, both all in its text; the first is closer to the question
     text = "Kelderwick was founded by Ada Morrane. Her ship, the Grey Heron, was wrecked below Tollan Head."
     mixed, right = "The ship of the town's founder, Ada Morrane.", "Her ship, the Grey Heron, was wrecked."
-    selector = FactualitySelector(top_n=1, evidence={"text": lambda: [text]})
+    rules = RulesReader(FakeListLLM(responses=["x"]))  # the reader tells which holds a name
+    selector = FactualitySelector(top_n=1, evidence={"text": lambda: [text]}, holds_answer=rules.holds_answer)
     question = "What was the name of the ship of Kelderwick's founder?"
     scored = selector.score_documents(docs(mixed, right), question)
-    assert [d.metadata["factuality"]["typed"] for d in scored] == [False, True]
+    assert [d.metadata["factuality"]["holds_answer"] for d in scored] == [False, True]
     assert scored[0].metadata["scores"]["factuality"] == scored[1].metadata["scores"]["factuality"] == 1
     assert [d.page_content for d in selector.choose(scored)] == [right]
     # a question of no type leaves the tie to the earlier ranking
     scored = selector.score_documents(docs(mixed, right), "Tell me about the founder's ship.")
-    assert "typed" not in scored[0].metadata["factuality"]
+    assert "holds_answer" not in scored[0].metadata["factuality"]
     assert [d.page_content for d in selector.choose(scored)] == [mixed]
+    # a reader that cannot tell (kcard's own) leaves the tie to the earlier ranking too
+    plain = FactualitySelector(top_n=1, evidence={"text": lambda: [text]},
+                               holds_answer=PlainReader(FakeListLLM(responses=["x"])).holds_answer)
+    assert [d.page_content for d in plain.choose(plain.score_documents(docs(mixed, right), question))] == [mixed]
     selector = FactualitySelector(top_n=1)
     scored = [selector.record(doc, score) for doc, score in zip(docs("a", "b", "c"), [0.50, 0.50, 0.48])]
     assert [selector.choose(scored)[0].page_content for _ in range(20)] == ["a"] * 20

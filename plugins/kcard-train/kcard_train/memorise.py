@@ -40,7 +40,7 @@ import random
 import re
 from collections import Counter
 
-from kcard_selectors import answer_types as types
+from kcard_selectors import spans
 from kcard_core.text import CUE_WORD, FUNCTION_WORDS, sentences, words_of
 
 PASSAGE_WORDS = 60  # a passage is whole sentences up to about this many words: one card document
@@ -107,7 +107,7 @@ def cue(passage: str, rng: random.Random, subject: str = "", distinct: set[str] 
         chosen.insert(rng.randrange(len(chosen) + 1), subject)
     missing = left_out(passage, " ".join(chosen))
     templates = (TEMPLATES + FOR_NAMES * any(not key[0].isdigit() for key in missing)
-                 + FOR_YEARS * any(re.fullmatch(types.YEAR, key) for key in missing))
+                 + FOR_YEARS * any(re.fullmatch(spans.YEAR, key) for key in missing))
     return rng.choice(templates).format(" ".join(chosen))
 
 
@@ -115,25 +115,25 @@ def fact_questions(sentence: str, subject: str = "") -> list[tuple[list[str], tu
     """The facts of a sentence a question could ask for, each as (its words, question templates):
     a year, a measure, a count, a name (not the ``subject``'s)."""
     found = []
-    for year in re.findall(types.YEAR, sentence):
+    for year in re.findall(spans.YEAR, sentence):
         found.append(([year], ("In which year {}?", "When {}?")))
-    measures = list(re.finditer(types.MEASURE, sentence, re.IGNORECASE))
+    measures = list(re.finditer(spans.MEASURE, sentence, re.IGNORECASE))
     for m in measures:
         # the word after it says what it measures: "28 inches across" is asked "How wide …?"
-        sense = next(((asked, said.group(1)) for asked, pattern in types.SENSES.items()
+        sense = next(((asked, said.group(1)) for asked, pattern in spans.SENSES.items()
                       if (said := re.match(rf"\s+({pattern})\b", sentence[m.end():]))), None)
         unit = m.group(0).split()[-1].lower()
         how = (f"How {sense[0]} {{}}?",) if sense else (
-            ("How heavy {}?", "How much {} weigh?") if unit in types.WEIGHTS else ("How long {}?",))
+            ("How heavy {}?", "How much {} weigh?") if unit in spans.WEIGHTS else ("How long {}?",))
         found.append((CUE_WORD.findall(m.group(0)) + ([sense[1]] if sense else []), how))
     taken = words_of(" ".join(m.group(0) for m in measures), CUE_WORD)
-    for m in re.finditer(rf"\b{types.NUMBER}\b\s+([a-z]+)", sentence, re.IGNORECASE):
+    for m in re.finditer(rf"\b{spans.NUMBER}\b\s+([a-z]+)", sentence, re.IGNORECASE):
         number = m.group(0).rsplit(None, 1)[0]
-        if (re.fullmatch(types.YEAR, number) or words_of(number, CUE_WORD) & taken
+        if (re.fullmatch(spans.YEAR, number) or words_of(number, CUE_WORD) & taken
                 or m.group(1).lower() in FUNCTION_WORDS):
             continue
         found.append((CUE_WORD.findall(number), (f"How many {m.group(1)} {{}}?",)))
-    for m, name in types.names_in(sentence):  # not a sentence's one capitalised first word
+    for m, name in spans.names_in(sentence):  # not a sentence's one capitalised first word
         if (name and not (m.start() == 0 and " " not in name)
                 and not words_of(name, CUE_WORD) <= words_of(subject, CUE_WORD)):
             found.append((name.split(), ("Who {}?", "What {} called?", "Which {}?", "What name {}?")))
