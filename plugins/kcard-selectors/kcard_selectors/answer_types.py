@@ -16,7 +16,8 @@ from collections import Counter
 
 from kcard_core.retrieval import stem
 from kcard_core.text import ASKING_WORDS, WORD, sentences, words_of
-from kcard_selectors.spans import NUMBER_WORDS, NUMBER, UNITS, WEIGHTS, UNIT, MEASURE, SENSES, SCALES, PRICE, CLOCK, YEAR, MONTH, NOT_NAMES, names_in
+from kcard_selectors.spans import (CLOCK, MEASURE, MONTH, NOT_NAMES, NUMBER, NUMBER_WORDS, PRICE, SCALES, SENSES, UNIT,
+                                   UNITS, WEIGHTS, YEAR, names_in)
 
 # "which" or "what" before a thing, not before a verb ("What is …", "What did …")
 WHICH_THING = r"\b(?:which|what) (?!(?:is|was|are|were|do|does|did|has|have|had)\b)"
