@@ -326,8 +326,9 @@ def training_device(requested: str) -> str:
     except RuntimeError as error:
         raise KcardError(f"--device {requested}: {error}") from None
     if device.type == "cuda" and not (torch.cuda.is_available() and (device.index or 0) < torch.cuda.device_count()):
-        raise KcardError(f"--device {requested}: torch {torch.__version__} sees "
-                         f"{torch.cuda.device_count()} CUDA GPU(s) (built for CUDA {torch.version.cuda or 'none'})")
+        seen = (f"sees {torch.cuda.device_count()} CUDA GPU(s)" if torch.version.cuda else
+                "is built without CUDA GPU support (install a CUDA build of torch)")
+        raise KcardError(f"--device {requested}: torch {torch.__version__} {seen}; --device cpu trains on the CPU")
     if device.type not in ("cpu", "cuda"):
         raise KcardError(f"--device {requested}: kcard trains on cpu or cuda")
     return name
