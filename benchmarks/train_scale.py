@@ -37,7 +37,8 @@ REAL = ("mpfr-news",)  # past the own-card texts (27.6 KB): real documents, as t
 
 def corpus_for(kilobytes: int, folder: Path) -> tuple[list[str], list[dict]]:
     """Write into ``folder`` about ``kilobytes`` of text: the own-card texts, in order, joined into one
-    file, then the real documents of ``REAL`` as they ship; its parts' names and their questions."""
+    file, then the real documents of ``REAL`` as they ship; its parts' names and their questions
+    (``question``, ``answers``)."""
     parts, texts, size = [], [], 0
     for corpus in CORPORA:
         if size >= kilobytes * 1024 * 0.8:
@@ -52,9 +53,8 @@ def corpus_for(kilobytes: int, folder: Path) -> tuple[list[str], list[dict]]:
             break
         parts.append(document)
         size += extract(document, folder).stat().st_size
-    items = [item for part in parts
-             for item in (questions(part) if part in CORPORA else
-                          [{"question": q["question"], "answer": q["answers"]} for q in real_questions(part)])]
+    items = [{"question": q["question"], "answers": [q["answer"]]} for part in parts if part in CORPORA
+             for q in questions(part)] + [q for part in parts if part not in CORPORA for q in real_questions(part)]
     return parts, items
 
 
@@ -72,7 +72,7 @@ def row(kilobytes: int, work: Path, options: list[str], ask: bool = True) -> dic
         registry.cards["scale"] = Card.from_manifest(package / "kcard_card_scale" / "card.toml")
         chain = build_chain("bottom-up", cards=["scale"], registry=registry)
         started = time.perf_counter()
-        right = sum(contains_answer(chain.invoke(item["question"])["answer"], answers(item)) > 0 for item in items)
+        right = sum(contains_answer(chain.invoke(item["question"])["answer"], item["answers"]) > 0 for item in items)
         query_seconds = round((time.perf_counter() - started) / len(items), 2)
         registry.cards.pop("scale")
     trained = tomllib.loads((work / "trained" / "card.toml").read_text())["training"]
@@ -82,10 +82,6 @@ def row(kilobytes: int, work: Path, options: list[str], ask: bool = True) -> dic
             "recall": stats["recall"], "recall_by_epoch": stats["recall_by_epoch"], "steps": stats["train_steps"],
             "estimated_seconds": trained["estimated_seconds"], "questions": len(items), "right_with_card": right,
             "query_seconds": query_seconds, "device": trained["device"]}
-
-
-def answers(item: dict) -> list[str]:
-    return item["answer"] if isinstance(item["answer"], list) else [item["answer"]]
 
 
 def report(rows: list[dict]) -> str:

@@ -26,9 +26,10 @@ def log_softmax(logits: np.ndarray) -> np.ndarray:
 
 class CopyMask:
     """One continuation's mask, called at each step with the tokens written so far and the next
-    token's logits; returns the logits with every token masked out but ``first`` (at the first step;
-    None: any token of ``source``), then the tokens that continue a span of ``source`` the written tokens copy, and ``ends``. Records
-    each written token's log-probability and that of ending after each prefix, unmasked."""
+    token's logits; returns the logits with every token masked out but ``first`` at the first step
+    (None: any token of ``source``), then but the tokens that continue a span of ``source`` the
+    written tokens copy, and ``ends``. Records each written token's log-probability and that of
+    ending after each prefix, unmasked."""
 
     def __init__(self, source: list[int], ends: list[int], first: int | None = None):
         self.source, self.ends, self.first = source, sorted(set(ends)), first

@@ -232,41 +232,38 @@ def test_a_folder_skips_what_is_not_a_document_and_says_so(tmp_path, caplog):
         read_passages(tmp_path / "questions.jsonl")  # named on its own, it is an error
 
 
-@pytest.mark.slow
-def test_a_card_from_a_real_news_file_answers_which_release(tmp_path):
+@pytest.fixture(scope="module")
+def mpfr_registry(tmp_path_factory):
+    """The registry with a retrieval card built from MPFR's NEWS at kcard's defaults, as "mpfr"."""
     from kcard_core.cards import Card
-    from kcard_core.chains import build_chain
     from kcard_core.plugins import get_registry
     from kcard_core.scaffold import render_card
 
-    package = render_card("mpfr", corpus=str(DATA / "mpfr-NEWS"), output_dir=str(tmp_path), no_input=True)
+    package = render_card("mpfr", corpus=str(DATA / "mpfr-NEWS"), output_dir=str(tmp_path_factory.mktemp("mpfr")),
+                          no_input=True)
     registry = get_registry()
     registry.cards["mpfr"] = Card.from_manifest(package / "kcard_card_mpfr" / "card.toml")
-    try:
-        result = build_chain("bottom-up", cards=["mpfr"], registry=registry).invoke(
-            "In which MPFR release were the functions mpfr_cosu and mpfr_sinu added?")
-    finally:
-        registry.cards.pop("mpfr")
+    yield registry
+    registry.cards.pop("mpfr")
+
+
+@pytest.mark.slow
+def test_a_card_from_a_real_news_file_answers_which_release(mpfr_registry):
+    from kcard_core.chains import build_chain
+
+    result = build_chain("bottom-up", cards=["mpfr"], registry=mpfr_registry).invoke(
+        "In which MPFR release were the functions mpfr_cosu and mpfr_sinu added?")
     assert "4.2.0" in result["answer"]
     document = next(d for d in result["trace"].to_dict()["documents"] if d["card"] == "mpfr")
     assert document["sources"][0] == "mpfr-NEWS › Changes from versions 4.1.* to version 4.2.0:"
 
 
 @pytest.mark.slow
-def test_the_span_reader_answers_which_release_with_the_version_alone(tmp_path):
-    from kcard_core.cards import Card
+def test_the_span_reader_answers_which_release_with_the_version_alone(mpfr_registry):
     from kcard_core.chains import build_chain
-    from kcard_core.plugins import get_registry
-    from kcard_core.scaffold import render_card
 
-    package = render_card("mpfr", corpus=str(DATA / "mpfr-NEWS"), output_dir=str(tmp_path), no_input=True)
-    registry = get_registry()
-    registry.cards["mpfr"] = Card.from_manifest(package / "kcard_card_mpfr" / "card.toml")
-    chain = build_chain("bottom-up", cards=["mpfr"], registry=registry, reader="span")
-    try:
-        answers = [chain.invoke(question)["answer"] for question in (
-            "Which GNU MPFR version was called the \"dinde aux marrons\" release?",
-            "In which GNU MPFR version did the MPFR_RNDA rounding mode become available?")]
-    finally:
-        registry.cards.pop("mpfr")
+    chain = build_chain("bottom-up", cards=["mpfr"], registry=mpfr_registry, reader="span")
+    answers = [chain.invoke(question)["answer"] for question in (
+        "Which GNU MPFR version was called the \"dinde aux marrons\" release?",
+        "In which GNU MPFR version did the MPFR_RNDA rounding mode become available?")]
     assert answers == ["4.0.0", "3.0.0"]  # the plain reader copies the release's whole passage

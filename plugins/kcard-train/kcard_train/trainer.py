@@ -462,7 +462,7 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
         after = perplexity(model, val_ids, val_labels, recipe.batch_size)
         recalled = progress[best.number - 1] if progress else recall(model, tokenizer, probes)
     gpu_peak = round(torch.cuda.max_memory_allocated(model.device) / 2**30, 2) if model.device.type == "cuda" else None
-    device = str(model.device)
+    trained_on = str(model.device)  # with its index: "cuda:0"
     model.to("cpu")
     out_dir.mkdir(parents=True, exist_ok=True)
     if recipe.lora_rank:
@@ -480,7 +480,7 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
               "best_pass": best.number or None,
               "steps": len(losses), "final_loss": round(losses[-1], 4), "seconds": round(time.perf_counter() - started, 1),
               "estimated_seconds": round(seconds, 1), "estimated_peak_gb": round(memory, 2),
-              "peak_gb": peak_gb(), "gpu_peak_gb": gpu_peak, "device": device,
+              "peak_gb": peak_gb(), "gpu_peak_gb": gpu_peak, "device": trained_on,
               "corpus": fingerprint(texts), "recipe": {k: list(v) if isinstance(v, tuple) else v
                                                        for k, v in asdict(recipe).items() if v is not None}}
     write_manifest(out_dir, name, description or proposed, artifacts, result, subject)
