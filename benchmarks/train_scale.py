@@ -94,49 +94,74 @@ def report(rows: list[dict]) -> str:
                     r["device"]] for r in rows])
     return f"""# LM-card training at growing text sizes
 
-`kcard train` at its defaults (the memorise preset, SmolLM2-135M-Instruct, bfloat16 where the
-hardware has it), on own-card texts joined to the size in the first column, in a child process on
-2 CPU cores with nothing else running; the card asked its texts' questions with `--card`.
+`kcard train` (the memorise preset, SmolLM2-135M-Instruct, bfloat16 where the hardware has it) on
+own-card texts joined to the size in the second column, in a child process with nothing else
+running; the card asked its texts' questions with `--card`. Device `cpu`: 2 cores of an AMD EPYC
+with AVX-512 BF16. Device `cuda:0`: a lent NVIDIA H200 (torch 2.11.0+cu130, transformers 5.17.0);
+its cards were not asked, because the reading base LLM could not travel with them.
 
 {lines}
 
-Recipes: *every weight, all logits* is the memorise preset until 2026-11-27; *every weight, labelled
-logits* computes the output layer only at the positions that predict a token with a loss (the same
-objective: the same mean cross-entropy, unit-tested); *embeddings kept, labelled logits* (the
-default now) also leaves the token embeddings, tied to the output layer, as the base model has them
-(`--train-embeddings` trains them again). On the 4.3 KB text the first two recipes, whose objective is the same, recall 34 and
-29 of 34 passages and answer 43 and 47 of 60: a change in the rounding of a bfloat16 product moves
-recall by five passages and right answers by four. The default answers 40 (recall 31): three and
-seven fewer, so at this size one run a recipe cannot say whether keeping the embeddings costs
-answers; on kelderwick the old recipe and the default both answer 19 of 20.
+## Recipes, newest first
 
-*fused AdamW* (the default since 2026-11-27) updates each weight, its gradient and its moments in
-one pass (`torch.optim.AdamW(fused=True)`): 0.04 s an update on 2 cores against 0.2 s for the loop
-over the weights. The machine was about a tenth slower that day than the day before, so kelderwick
-was trained again the old way beside it: 1.28 s a step against 1.15 fused (151.8 s and 98.1 s; the
-fused run's recall stopped improving after five passes, the other's after seven; 19 of 20 right
-with the fused card). On the 4.3 KB text fused took 1.29 s a step, and all eight passes: recall rose
-until the seventh (32 of 34, 41 of 60 right), where the run before stopped after six. How many
-passes recall takes, not the step, now decides the time per KB. The estimate times three steps
-after a warm-up and takes their median: timing one step, it had said 786 s and, run again on the
-same text and code, 394 s; the median said 389 and 379 s in two runs, against the 434 s of the
-eight passes, and 1,585 s for the 16.3 KB text, which took 1,596 s. That text (eleven own-card
-texts) took 1.6 minutes a KB, recalled most after the fifth of its eight passes (the card is that
-pass) and answers 171 of its 220 questions; its peak, 6.4 GB, grows with the steps as before.
+- *default* (2026-11-27): fused AdamW and a cheaper recall check. Probes are batched 32 at a time
+  by their passage's length; each batch writes at most its longest passage and 8 tokens; each weight
+  is cast to bfloat16 once per check, not at every token. On an untrained model, whose probes all
+  run to their budget, the cast alone halves a check (11.8 s → 6.1 s for 34 probes). On the 4.3 KB
+  text, the same day, the nine checks took 81 s against 90 s. Recall after every pass is the same,
+  so the card is the same. The run took 407 s; the fused recipe took 434 s the day before. The
+  16.3 KB text (146 probes) took 1,365 s against 1,596 s (84 s a KB), with the same recall after
+  every pass and the same 171 right answers.
+- *bottom half frozen* (`--frozen 0.5`): the bottom 15 of SmolLM2's 30 layers stay the base's. A
+  step costs a third less and the peak is 1 GB lower, but recall is lower: 28 of 34 against 32,
+  and kelderwick's card answers 16 of 20 against 19. It is an option for long texts, not the
+  default.
+- *fused AdamW*: `torch.optim.AdamW(fused=True)` updates each weight, its gradient and both moments
+  in one pass: 0.04 s an update on 2 cores against 0.2 s for the loop over the weights.
+- *embeddings kept, labelled logits*: the output layer runs only at the positions that predict a
+  token with a loss (the same mean cross-entropy, unit-tested). The token embeddings, tied to the
+  output layer, stay the base's (`--train-embeddings` trains them again).
+- *every weight, all logits*: the memorise preset until 2026-11-27.
 
-The cuda:0 row ran once, on 2026-11-27, on a lent NVIDIA H200 (16 Xeon cores, torch 2.11.0+cu130,
-transformers 5.17.0) with `--train-only --train-option=--device --train-option=cuda`; its card was
-not asked (the reading base LLM could not travel with it) and the 50 KB run did not end within the
-loan's 10-minute call. On the GPU a step took 1.0 s against 1.16 s on the 2 CPU cores: a profile of
-two passes there (cProfile, 74 s) put 16 s in 9,840 attention calls (1.6 ms each, mostly the recall
-check's greedy generation, a token at a time for 96 tokens) and 9 s in 36 backward passes (0.25 s
-each), where the H200's arithmetic needs about a millisecond: a 135M model a batch of 8 rows at a
-time is bound there by kernel launches and waits, not arithmetic. That run's estimate (505 s)
-counted the GPU's first generation, which sets up its kernels, in every pass; the estimate now
-warms up first on a GPU (not yet measured there).
+*Every weight, all logits* and *every weight, labelled logits* share their objective, yet on the
+4.3 KB text they recall 34 and 29 of 34 and answer 43 and 47 of 60. A change in the rounding of a bfloat16 product moves recall
+by five passages and right answers by four, so one run a recipe settles differences larger than that.
+
+## The estimate
+
+The estimate times four steps on the batches nearest a pass's mean width, the first a warm-up, and
+one batch of the recall check. It scales their median time per token to eight passes, the most a
+run takes. On the CPU it said 371 s for the 4.3 KB text, which took 407 s (all eight passes), and
+1,091 s for the 16.3 KB text, which took 1,365 s (−20%). For
+kelderwick it said 136 s; the run took 100 s because recall stopped rising after five passes.
+Timing one step, as it once did, it had said 786 s and 394 s for the same text and code.
+
+On the H200 it still says too much: 246 s for kelderwick's 86 s, 209 s for the 4.3 KB text's
+114 s. Timing the first four batches of a pass it had said 318 s for kelderwick there, and 505 s
+before it waited for the GPU and warmed it up. Why steps are slower while the estimate runs there
+than during training has not been measured.
+
+## On a GPU
+
+On the H200 the defaults trained kelderwick in 86 s against 100 s on 2 CPU cores, and the 4.3 KB
+text in 114 s (26 s a KB). Recall there was 28 of 34 against 32: bfloat16 products round
+differently there. At batch 8 a 135M model is bound by kernel launches, not arithmetic. A profile
+of two passes put 9 s in 36 backward passes (0.25 s each) and 16 s in 9,840 attention calls of
+the recall check (1.6 ms each). A batch of 32 at twice the learning rate (`--batch-size 32 --lr
+6e-4`) trained the 4.3 KB text in 91 s (21 s a KB), recalling 30 of 34, with 6.2 GB on the GPU.
+The GPU test (`test_train_on_a_gpu_writes_a_card_that_runs`) passed there.
+
+## Memory
+
+Peak resident memory grows with the steps. On the 4.3 KB text it was 3.1 GB after 20 steps and
+4.6 GB after 160. Most of it is memory glibc keeps after training frees it: `malloc_trim(0)` after
+a recall check gave 1.7 GB back (4.3 → 2.6 GB), and the process was back at 4.0 GB 20 steps later.
+Trimming after every step held kelderwick to 3.4 GB against 3.7, but the run took 127 s against
+100 s, so kcard does not trim.
 
 Goal (issue 47): ≤ 1 minute per KB and ≤ 4 GB at every size, the estimate within ±30%.
-Reproduce: `python benchmarks/train_scale.py --size 2 --size 5 --recipe NAME`.
+Reproduce: `python benchmarks/train_scale.py --size 2 --size 5 --recipe NAME`; on a GPU, add
+`--train-only --train-option=--device --train-option=cuda`.
 """
 
 

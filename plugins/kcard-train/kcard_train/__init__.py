@@ -32,6 +32,9 @@ from kcard_core.documents import FORMATS
 @click.option("--train-embeddings/--keep-embeddings", default=None,
               help="Train the token embeddings (and an output layer tied to them) or keep the base's "
                    "[memorise: keep; cpu, paper: train].")
+@click.option("--frozen", type=click.FloatRange(0, 1), default=None,
+              help="The bottom share of the base's layers kept as they are (0.5: half): faster steps and "
+                   "less memory, but less recall [0: every layer trains].")
 @click.option("--steps", type=click.IntRange(min=1), default=None, help="Optimizer steps instead of epochs [cpu: 200].")
 @click.option("--seq-len", type=click.IntRange(min=8), default=None)
 @click.option("--batch-size", type=click.IntRange(min=1), default=None)
@@ -43,7 +46,7 @@ from kcard_core.documents import FORMATS
 @click.option("--device", default="auto", show_default=True,
               help="Where to train: cpu, cuda, cuda:N, or auto (a CUDA GPU when torch sees one, else the CPU).")
 def train(corpus, name, out_dir, description, corpus_format, base, preset, lora, lora_rank, epochs, cues,
-          train_embeddings, steps, seq_len, batch_size, lr, seed, max_minutes, device):
+          train_embeddings, frozen, steps, seq_len, batch_size, lr, seed, max_minutes, device):
     """Train a small causal LM on CORPUS (files or folders, read as `kcard new card --corpus` reads them) and
     write a card.
 
@@ -57,7 +60,7 @@ def train(corpus, name, out_dir, description, corpus_format, base, preset, lora,
     if lora and lr is None:
         lr = LORA_LR
     overrides = {key: value for key, value in dict(epochs=epochs, cues=cues, train_embeddings=train_embeddings,
-                                                   seq_len=seq_len, batch_size=batch_size,
+                                                   frozen=frozen, seq_len=seq_len, batch_size=batch_size,
                                                    lr=lr, seed=seed, lora_rank=lora_rank if lora else None).items()
                  if value is not None}
     if steps is not None:

@@ -192,9 +192,9 @@ def examples(texts: list[str], cues: int, seed: int, subject: str = "") -> list[
     return pairs
 
 
-def probes(texts: list[str], seed: int = 1, subject: str = "") -> list[tuple[str, list[str]]]:
-    """(prompt, keys): each passage's check. The prompt is a cue the card was not trained on, naming
-    the ``subject`` as a question would where the passage leaves it implicit; the keys are the
+def probes(texts: list[str], seed: int = 1, subject: str = "") -> list[tuple[str, list[str], str]]:
+    """(prompt, keys, passage): each passage's check. The prompt is a cue the card was not trained on,
+    naming the ``subject`` as a question would where the passage leaves it implicit; the keys are the
     passage's names and numbers that the cue leaves out, which the card must write back (its
     content words when it has none)."""
     rng = random.Random(f"probe-{seed}")
@@ -204,7 +204,7 @@ def probes(texts: list[str], seed: int = 1, subject: str = "") -> list[tuple[str
         keys = left_out(passage, asked)
         keys = keys or [word for word in content_words(passage) if word.lower() not in words_of(asked, CUE_WORD)][:3]
         if keys:
-            found.append((asked + "\n", keys))
+            found.append((asked + "\n", keys, passage))
     return found
 
 

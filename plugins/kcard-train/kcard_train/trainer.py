@@ -51,6 +51,7 @@ class Recipe:
     lora_rank: int | None = None  # None: train every weight; else a LoRA adapter of this rank on all linear layers
     cues: int = 0  # memorise: each passage is also seen after this many question-like cues (0: plain text)
     train_embeddings: bool = True  # False: the token embeddings (and an output layer tied to them) stay the base's
+    frozen: float = 0.0  # the bottom share of the decoder's layers that stays the base's (0: none, 1: every one)
     bf16: bool | None = None  # matrix products in bfloat16 (weights stay fp32); None: where the hardware has it
 
     def with_(self, **changes) -> "Recipe":
@@ -152,23 +153,44 @@ def perplexity(model, ids: torch.Tensor, labels: torch.Tensor, batch_size: int) 
     return math.exp(sum(losses) / len(losses))
 
 
+RECALL_MARGIN = 8  # tokens a probe may write beyond its passage's length
+RECALL_BATCH = 32  # probes written at once
+
+
 @torch.no_grad()
-def recall(model, tokenizer, probes: list[tuple[str, list[str]]], batch_size: int = 16) -> dict:
+def recall(model, tokenizer, probes: list[tuple[str, list[str], str]], batch_size: int = RECALL_BATCH) -> dict:
     """How many passages the model writes back (memorise.probes: asked with an unseen cue, greedy, do
-    the names and numbers the cue left out come out?). Misses are listed with what came instead."""
+    the names and numbers the cue left out come out?). Probes are batched by their passage's length,
+    and each batch writes at most its longest passage's tokens and ``RECALL_MARGIN`` (a model that
+    writes the passage back ends there). Misses are listed with what came instead. Under autocast,
+    each weight is cast once for the whole check (the weights do not change while it writes), not at
+    every token."""
+    kind = model.device.type
+    with torch.autocast(kind, dtype=torch.get_autocast_dtype(kind), enabled=torch.is_autocast_enabled(kind),
+                        cache_enabled=True):
+        found = _recall(model, tokenizer, probes, batch_size)
+    torch.clear_autocast_cache()  # the casts are stale once training goes on
+    return found
+
+
+def _recall(model, tokenizer, probes: list[tuple[str, list[str], str]], batch_size: int) -> dict:
     model.eval()
     tokenizer.padding_side = "left"
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
+    lengths = [len(tokenizer(passage, add_special_tokens=False)["input_ids"]) for _, _, passage in probes]
+    order = sorted(range(len(probes)), key=lengths.__getitem__)
     misses = []
-    for i in range(0, len(probes), batch_size):
-        batch = probes[i:i + batch_size]
-        encoded = tokenizer([prompt for prompt, _ in batch], return_tensors="pt", padding=True,
+    for i in range(0, len(order), batch_size):
+        chosen = order[i:i + batch_size]
+        batch = [probes[j] for j in chosen]
+        encoded = tokenizer([prompt for prompt, _, _ in batch], return_tensors="pt", padding=True,
                             add_special_tokens=False).to(model.device)
-        out = model.generate(**encoded, max_new_tokens=96, do_sample=False, pad_token_id=tokenizer.pad_token_id)
+        budget = max(lengths[j] for j in chosen) + RECALL_MARGIN
+        out = model.generate(**encoded, max_new_tokens=budget, do_sample=False, pad_token_id=tokenizer.pad_token_id)
         written = tokenizer.batch_decode(out[:, encoded["input_ids"].shape[1]:], skip_special_tokens=True)
         misses += [{"asked": prompt.strip(), "expected": keys, "written": text.strip()}
-                   for (prompt, keys), text in zip(batch, written) if not memorise.recalled(text, keys)]
+                   for (prompt, keys, _), text in zip(batch, written) if not memorise.recalled(text, keys)]
     model.train()
     return {"recalled": len(probes) - len(misses), "passages": len(probes), "misses": misses}
 
@@ -205,42 +227,51 @@ def finish(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
+def padded(ids: torch.Tensor, batch: list[int]) -> int:
+    """The tokens a step on ``batch`` computes: its rows, each as wide as its longest."""
+    return len(batch) * int((ids[batch] != PAD).sum(1).max())
+
+
+def typical(ids: torch.Tensor, batches: list[list[int]], count: int) -> list[tuple[list[int], int]]:
+    """The ``count`` of ``batches`` whose padded tokens are nearest their mean, each with that number."""
+    widths = [padded(ids, batch) for batch in batches]
+    mean = sum(widths) / len(widths)
+    return sorted(zip(batches, widths), key=lambda pair: abs(pair[1] - mean))[:count]
+
+
 def estimate(model, tokenizer, ids: torch.Tensor, labels: torch.Tensor, recipe: Recipe,
-             probes: list[tuple[str, list[str]]]) -> tuple[float, float]:
+             probes: list[tuple[str, list[str], str]]) -> tuple[float, float]:
     """(seconds, peak GB) that training will take at most, on this machine. Time: four steps (forward,
-    backward and an AdamW update at learning rate 0, which changes no weight), the first a warm-up,
-    the median of the others' time per padded token scaled by the padded tokens of a pass's batches
-    (:func:`passes`) and by the passes; with cues, one batch of the recall check that follows each
-    pass (on a GPU after a warm-up one), scaled the same way.
+    backward and an AdamW update at learning rate 0, which changes no weight) on the batches of a
+    pass (:func:`passes`) as wide as its mean or nearest to it, the first a warm-up; the median of
+    the others' time per padded token, scaled by the padded tokens of the pass and by the passes (a
+    step's time grows with its tokens on a CPU and hardly at all on a GPU: at the mean width both
+    scale alike); with cues, one batch of the recall check that follows each pass (on a GPU after a
+    warm-up one), scaled the same way.
     Memory: as those steps used it (AdamW's moments included), plus the best pass's fp16 copy."""
     epoch, steps = schedule_of(recipe, len(ids))
     trained = [parameter for parameter in model.parameters() if parameter.requires_grad]
     optimizer = torch.optim.AdamW(trained, lr=0.0, fused=True)
-    lengths = (ids != PAD).sum(1)
     batches = passes(ids, recipe.batch_size, torch.Generator().manual_seed(recipe.seed))
     one_pass = [next(batches) for _ in range(epoch)]
-
-    def width(batch: list[int]) -> int:  # a batch's padded tokens
-        return len(batch) * int(lengths[batch].max())
-
     timed = []
-    for batch in one_pass[:4]:
+    for batch, width in typical(ids, one_pass, 4):
         started = time.perf_counter()
         loss_of(model, ids[batch], labels[batch]).backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
         finish(model.device)
-        timed.append((time.perf_counter() - started) / width(batch))
+        timed.append((time.perf_counter() - started) / width)
     per_token = statistics.median(timed[1:] or timed)
     checking = 0.0
     if recipe.cues and probes:
         if model.device.type == "cuda":  # a GPU's first generation sets up its kernels: not a pass's cost
             recall(model, tokenizer, probes[:1])
         started = time.perf_counter()
-        recall(model, tokenizer, probes[:16])
-        checking = (time.perf_counter() - started) * math.ceil(len(probes) / 16) * math.ceil(steps / epoch)
+        recall(model, tokenizer, probes[:RECALL_BATCH])
+        checking = (time.perf_counter() - started) * math.ceil(len(probes) / RECALL_BATCH) * math.ceil(steps / epoch)
     weights = sum(parameter.numel() for parameter in trained)
-    training = per_token * sum(map(width, one_pass)) * steps / epoch
+    training = per_token * sum(padded(ids, batch) for batch in one_pass) * steps / epoch
     return training + checking, peak_gb() + weights * 2 / 2**30
 
 
@@ -306,6 +337,16 @@ class BestPass:
         for name, parameter in model.named_parameters():
             if name in (self.weights or {}):
                 parameter.copy_(self.weights[name].to(parameter.dtype))
+
+
+def freeze_layers(model, share: float) -> int:
+    """Keep the bottom ``share`` of ``model``'s decoder layers as they are (no gradient, no optimizer state,
+    no activations kept for a backward pass through them); the number of layers frozen."""
+    layers = model.get_decoder().layers
+    count = round(share * len(layers))
+    for layer in layers[:count]:
+        layer.requires_grad_(False)
+    return count
 
 
 def bf16_native(device: torch.device) -> bool:
@@ -422,6 +463,7 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
     model, tokenizer, base_name = load_base(base)
     if not recipe.train_embeddings:
         model.get_input_embeddings().requires_grad_(False)
+    freeze_layers(model, recipe.frozen)
     if recipe.lora_rank:
         model = with_lora(model, recipe.lora_rank)
     model.to(device)

@@ -76,3 +76,29 @@ def test_the_loss_is_the_models_own_over_the_labelled_tokens_only():
     mask = ids != PAD
     expected = model(input_ids=ids.masked_fill(~mask, 0), attention_mask=mask.long(), labels=labels).loss
     assert torch.allclose(loss_of(model, ids, labels), expected, atol=1e-6)
+
+
+def test_frozen_layers_keep_the_base_weights_while_the_layers_above_learn():
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from kcard_train.trainer import freeze_layers
+
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(LlamaConfig(vocab_size=50, hidden_size=16, intermediate_size=32, num_hidden_layers=4,
+                                         num_attention_heads=2, num_key_value_heads=1))
+    assert freeze_layers(model, 0.5) == 2
+    before = {name: parameter.detach().clone() for name, parameter in model.named_parameters()}
+    ids = torch.randint(1, 50, (8, 6))
+    optimise(model, ids, ids.clone(), Recipe(steps=3, batch_size=4, lr=1e-2))
+    changed = {name for name, parameter in model.named_parameters() if not torch.equal(parameter, before[name])}
+    assert not any(name.startswith(("model.layers.0.", "model.layers.1.")) for name in changed)
+    assert {name.split(".")[2] for name in changed if name.startswith("model.layers.")} == {"2", "3"}
+
+
+def test_the_estimate_times_the_batches_as_wide_as_a_pass_on_average():
+    from kcard_train.trainer import PAD, padded, typical
+
+    ids = torch.tensor([[1] * n + [PAD] * (10 - n) for n in (2, 2, 10, 10, 5, 6, 4, 4)])
+    batches = [[0, 1], [2, 3], [4, 5], [6, 7]]  # 4, 20, 12 and 8 padded tokens: a mean of 11
+    assert [padded(ids, batch) for batch in batches] == [4, 20, 12, 8]
+    assert typical(ids, batches, 2) == [([4, 5], 12), ([6, 7], 8)]

@@ -33,7 +33,8 @@ def test_cues_are_question_like_parts_of_the_passage():
 def test_probes_ask_with_an_unseen_cue_and_hold_back_what_it_leaves_out():
     passage = "Every August, Kelderwick holds the Lantern Regatta. The first was held in 1888."
     trained = {prompt for prompt, _ in memorise.examples([passage], cues=8, seed=0)}
-    (prompt, keys), = memorise.probes([passage])
+    (prompt, keys, written), = memorise.probes([passage])
+    assert written == passage
     assert prompt.endswith("\n") and prompt not in trained
     names = {"August", "Kelderwick", "Lantern", "Regatta", "1888"}
     assert keys and set(keys) <= names and not set(keys) & set(prompt.rstrip("?.\n").split())  # "The" is no name
@@ -57,7 +58,7 @@ def test_half_the_cues_name_the_subject_and_the_loss_is_on_the_passage():
 def test_probes_name_the_subject_where_the_passage_does_not_and_ask_for_what_the_cue_leaves_out():
     probes = memorise.probes(OBSERVATORY, subject="Halvard Observatory")
     assert len(probes) == 3
-    for (prompt, keys), passage in zip(probes, OBSERVATORY):
+    for (prompt, keys, _), passage in zip(probes, OBSERVATORY):
         assert ("Halvard Observatory" in prompt) >= ("Halvard" not in passage) and prompt.endswith("\n") and keys
         shown = {word.lower() for word in re.findall(r"[\w'-]+", prompt)}
         assert not any(key.lower() in shown for key in keys)  # "2025." is shown as "2025": not a key
