@@ -157,7 +157,11 @@ Peak resident memory grows with the steps. On the 4.3 KB text it was 3.1 GB afte
 4.6 GB after 160. Most of it is memory glibc keeps after training frees it: `malloc_trim(0)` after
 a recall check gave 1.7 GB back (4.3 → 2.6 GB), and the process was back at 4.0 GB 20 steps later.
 Trimming after every step held kelderwick to 3.4 GB against 3.7, but the run took 127 s against
-100 s, so kcard does not trim.
+100 s, so kcard does not trim. oneDNN, which multiplies in bfloat16 on the CPU, keeps a kernel for
+every shape it has seen (up to 1,024), and batches of many widths make many shapes. Keeping 8
+(*oneDNN keeps 8 kernels*: `ONEDNN_PRIMITIVE_CACHE_CAPACITY=8`) lowered the 4.3 KB text's peak
+from 5.44 to 4.68 GB, with the same card, but the run took 444 s against 407 s, because kernels are
+built again. It is not the default.
 
 Goal (issue 47): ≤ 1 minute per KB and ≤ 4 GB at every size, the estimate within ±30%.
 Reproduce: `python benchmarks/train_scale.py --size 2 --size 5 --recipe NAME`; on a GPU, add
