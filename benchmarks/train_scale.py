@@ -161,7 +161,9 @@ Trimming after every step held kelderwick to 3.4 GB against 3.7, but the run too
 every shape it has seen (up to 1,024), and batches of many widths make many shapes. Keeping 8
 (*oneDNN keeps 8 kernels*: `ONEDNN_PRIMITIVE_CACHE_CAPACITY=8`) lowered the 4.3 KB text's peak
 from 5.44 to 4.68 GB, with the same card, but the run took 444 s against 407 s, because kernels are
-built again. It is not the default.
+built again. It is not the default. Padding every batch to a multiple of 8 tokens instead, so
+that the default cache holds every shape (*widths rounded to 8*), gave 4.95 GB, 438 s and the same
+41 right answers. It is not the default either.
 
 Goal (issue 47): ≤ 1 minute per KB and ≤ 4 GB at every size, the estimate within ±30%.
 Reproduce: `python benchmarks/train_scale.py --size 2 --size 5 --recipe NAME`; on a GPU, add
