@@ -132,8 +132,8 @@ by five passages and right answers by four, so one run a recipe settles differen
 The estimate times four steps on the batches nearest a pass's mean width, the first a warm-up, and
 one batch of the recall check. It scales their median time per token to eight passes, the most a
 run takes. On the CPU it said 371 s for the 4.3 KB text, which took 407 s (all eight passes), and
-1,091 s for the 16.3 KB text, which took 1,365 s (−20%). For
-kelderwick it said 136 s; the run took 100 s because recall stopped rising after five passes.
+1,091 s for the 16.3 KB text, which took 1,365 s (−20%). For kelderwick it said 136 s; the run took
+100 s because recall stopped rising after five passes.
 Timing one step, as it once did, it had said 786 s and 394 s for the same text and code.
 
 On the H200 it still says too much: 246 s for kelderwick's 86 s, 209 s for the 4.3 KB text's
@@ -166,8 +166,10 @@ that the default cache holds every shape (*widths rounded to 8*), gave 4.95 GB, 
 41 right answers. It is not the default either.
 
 Goal (issue 47): ≤ 1 minute per KB and ≤ 4 GB at every size, the estimate within ±30%.
-Reproduce: `python benchmarks/train_scale.py --size 2 --size 5 --recipe NAME`; on a GPU, add
-`--train-only --train-option=--device --train-option=cuda`.
+Reproduce: `python benchmarks/train_scale.py --size 2 --size 5 --recipe NAME`, with a recipe's
+options as `--train-option=--frozen --train-option=0.5`, or its environment
+(`ONEDNN_PRIMITIVE_CACHE_CAPACITY=8`); on a GPU, add `--train-only --train-option=--device
+--train-option=cuda`. *Widths rounded to 8* was a change to the code, since removed.
 """
 
 

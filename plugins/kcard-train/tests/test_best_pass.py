@@ -102,3 +102,34 @@ def test_the_estimate_times_the_batches_as_wide_as_a_pass_on_average():
     batches = [[0, 1], [2, 3], [4, 5], [6, 7]]  # 4, 20, 12 and 8 padded tokens: a mean of 11
     assert [padded(ids, batch) for batch in batches] == [4, 20, 12, 8]
     assert typical(ids, batches, 2) == [([4, 5], 12), ([6, 7], 8)]
+
+
+def test_the_recall_check_writes_probes_by_passage_length_each_batch_at_most_its_longest():
+    from transformers import BatchEncoding
+
+    from kcard_train.trainer import RECALL_MARGIN, recall
+
+    class Words:  # a tokenizer with a token a word; every probe writes nothing back
+        pad_token, padding_side = "<pad>", "right"
+        pad_token_id = 0
+
+        def __call__(self, texts, return_tensors=None, padding=False, add_special_tokens=False):
+            if isinstance(texts, str):
+                return {"input_ids": texts.split()}
+            return BatchEncoding({"input_ids": torch.zeros(len(texts), 2, dtype=torch.long)})
+
+        def batch_decode(self, rows, skip_special_tokens=True):
+            return [""] * len(rows)
+
+    class Writer(torch.nn.Module):
+        device = torch.device("cpu")
+        budgets = []
+
+        def generate(self, input_ids, max_new_tokens, **_):
+            self.budgets.append((len(input_ids), max_new_tokens))
+            return torch.zeros(len(input_ids), input_ids.shape[1] + 1, dtype=torch.long)
+
+    probes = [("a?\n", ["A"], "one two three four five"), ("b?\n", ["B"], "one"), ("c?\n", ["C"], "one two three")]
+    found = recall(Writer(), Words(), probes, batch_size=2)
+    assert Writer.budgets == [(2, 3 + RECALL_MARGIN), (1, 5 + RECALL_MARGIN)]  # b and c, then a
+    assert found["recalled"] == 0 and [miss["asked"] for miss in found["misses"]] == ["b?", "c?", "a?"]
