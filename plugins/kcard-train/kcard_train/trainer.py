@@ -232,9 +232,9 @@ def padded(ids: torch.Tensor, batch: list[int]) -> int:
     return len(batch) * int((ids[batch] != PAD).sum(1).max())
 
 
-def typical(ids: torch.Tensor, batches: list[list[int]], count: int) -> list[tuple[list[int], int]]:
-    """The ``count`` of ``batches`` whose padded tokens are nearest their mean, each with that number."""
-    widths = [padded(ids, batch) for batch in batches]
+def typical(batches: list[list[int]], widths: list[int], count: int) -> list[tuple[list[int], int]]:
+    """The ``count`` of ``batches`` whose padded tokens (``widths``) are nearest their mean, each with
+    that number."""
     mean = sum(widths) / len(widths)
     return sorted(zip(batches, widths), key=lambda pair: abs(pair[1] - mean))[:count]
 
@@ -254,8 +254,9 @@ def estimate(model, tokenizer, ids: torch.Tensor, labels: torch.Tensor, recipe: 
     optimizer = torch.optim.AdamW(trained, lr=0.0, fused=True)
     batches = passes(ids, recipe.batch_size, torch.Generator().manual_seed(recipe.seed))
     one_pass = [next(batches) for _ in range(epoch)]
+    widths = [padded(ids, batch) for batch in one_pass]
     timed = []
-    for batch, width in typical(ids, one_pass, 4):
+    for batch, width in typical(one_pass, widths, 4):
         started = time.perf_counter()
         loss_of(model, ids[batch], labels[batch]).backward()
         optimizer.step()
@@ -271,7 +272,7 @@ def estimate(model, tokenizer, ids: torch.Tensor, labels: torch.Tensor, recipe: 
         recall(model, tokenizer, probes[:RECALL_BATCH])
         checking = (time.perf_counter() - started) * math.ceil(len(probes) / RECALL_BATCH) * math.ceil(steps / epoch)
     weights = sum(parameter.numel() for parameter in trained)
-    training = per_token * sum(padded(ids, batch) for batch in one_pass) * steps / epoch
+    training = per_token * sum(widths) * steps / epoch
     return training + checking, peak_gb() + weights * 2 / 2**30
 
 

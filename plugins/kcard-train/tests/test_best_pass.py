@@ -101,7 +101,7 @@ def test_the_estimate_times_the_batches_as_wide_as_a_pass_on_average():
     ids = torch.tensor([[1] * n + [PAD] * (10 - n) for n in (2, 2, 10, 10, 5, 6, 4, 4)])
     batches = [[0, 1], [2, 3], [4, 5], [6, 7]]  # 4, 20, 12 and 8 padded tokens: a mean of 11
     assert [padded(ids, batch) for batch in batches] == [4, 20, 12, 8]
-    assert typical(ids, batches, 2) == [([4, 5], 12), ([6, 7], 8)]
+    assert typical(batches, [padded(ids, batch) for batch in batches], 2) == [([4, 5], 12), ([6, 7], 8)]
 
 
 def test_the_recall_check_writes_probes_by_passage_length_each_batch_at_most_its_longest():
