@@ -5,8 +5,8 @@ A backend that reads its model's logits step by step (``Backend.copies``) answer
 :data:`STARTS` likeliest of the text's tokens each start a greedy continuation in which every token
 continues a span of the text or ends the answer; of every prefix of those continuations, the answer
 is the one likeliest to be written whole, its tokens and then an end, under the model's unmasked
-distribution. Nothing here knows a language: it works on token ids. ``benchmarks/results/span-reading.md``
-measures it ("beam").
+distribution, of those holding a token the question (``Sampling.asked``) lacks. Nothing here knows a
+language: it works on token ids. ``benchmarks/results/span-reading.md`` measures it ("beam").
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ class CopyMask:
 
     def prefixes(self, blank: frozenset[int] = frozenset()) -> list[tuple[float, list[int]]]:
         """(log-probability of writing it whole and then ending, tokens) for each prefix that holds a
-        token not in ``blank`` (tokens of white space alone)."""
+        token not in ``blank`` (tokens that say nothing new: :func:`source_tokens`)."""
         found, total = [], 0.0
         for k in range(1, min(len(self.chosen), len(self.ended) - 1) + 1):
             total += self.chosen[k - 1]
@@ -67,19 +67,21 @@ class CopyMask:
         return found
 
 
-def source_tokens(text: str, tokenize: Callable[[str], list[int]],
-                  text_of: Callable[[list[int]], str]) -> tuple[list[int], frozenset[int]]:
-    """``text``'s tokens as they follow a space (as an answer's first word does), and those of them that
-    are white space alone (some tokenizers write " " before a number): :func:`copy_span`'s ``source``
-    and ``blank``."""
+def source_tokens(text: str, tokenize: Callable[[str], list[int]], text_of: Callable[[list[int]], str],
+                  asked: str = "") -> tuple[list[int], frozenset[int]]:
+    """``text``'s tokens as they follow a space (as an answer's first word does), and the tokens that say
+    nothing new: those of ``text`` that are white space alone (some tokenizers write " " before a
+    number) and those of ``asked``, the question (a span made of its own words does not answer it):
+    :func:`copy_span`'s ``source`` and ``blank``."""
     source = tokenize(" " + " ".join(text.split()))
-    return source, frozenset(token for token in source if not text_of([token]).strip())
+    said = set(tokenize(" " + " ".join(asked.split()))) if asked.strip() else set()
+    return source, frozenset(said | {token for token in source if not text_of([token]).strip()})
 
 
 def copy_span(first_logits: np.ndarray, decode: Callable[[CopyMask], object], source: list[int],
               ends: list[int], blank: frozenset[int] = frozenset(), starts: int = STARTS) -> list[int]:
-    """The tokens of the span of ``source`` likeliest as a whole answer (empty when ``source`` is, or
-    holds only ``blank`` tokens).
+    """The tokens of the span of ``source`` likeliest as a whole answer, among those that hold a token not
+    in ``blank`` (empty when there is none).
 
     ``first_logits``: the model's logits for the answer's first token; ``decode(mask)`` runs greedy
     decoding from the same prompt with ``mask`` applied at every step (until an end or the token limit)."""

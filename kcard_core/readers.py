@@ -170,8 +170,8 @@ class PlainReader(Reader):
 
 
 class SpanReader(Reader):
-    """A span of the knowledge, the one the base LLM finds likeliest as the whole answer
-    (:mod:`kcard_core.copying`): one ask with ``copy``, where the base LLM runs on a backend that
+    """A span of the knowledge, the one the base LLM finds likeliest as the whole answer that is not
+    made of the question's own tokens (:mod:`kcard_core.copying`): one ask with ``copy``, where the base LLM runs on a backend that
     ``copies``. Otherwise (a chat model, a server, no knowledge), and where no span comes back, the
     base LLM's own reply; a trace turn says which path was taken."""
 
@@ -186,7 +186,7 @@ class SpanReader(Reader):
         elif not self.copies:
             why = f"the base LLM ({type(self.llm).__name__}) gives no logits to copy with"
         else:
-            span = yield Ask(prompt, {"copy": knowledge})
+            span = yield Ask(prompt, {"copy": knowledge, "asked": question})
             if span:
                 trace.turns.append(Turn("the answer: the knowledge's span likeliest as a whole answer", span))
                 return span

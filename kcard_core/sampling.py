@@ -21,3 +21,5 @@ class Sampling:
     favour_bias: float = field(default=0.0, repr=False)
     # the answer is a span of this text (kcard_core/copying.py), on a backend that ``copies``
     copy: str = field(default="", repr=False)
+    # the question: a span made only of its tokens (and white space) says nothing new, so is no answer
+    asked: str = field(default="", repr=False)

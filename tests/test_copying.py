@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from kcard_core.copying import CopyMask, copy_span
+from kcard_core.copying import CopyMask, copy_span, source_tokens
 from kcard_core.readers import SpanReader
 from kcard_core.testing import ReaderTests
 
@@ -69,3 +69,18 @@ def test_a_span_of_white_space_alone_is_no_answer():
     model = Table({(): {blank: 3.0}, (blank,): {END: 1.0, 5: 2.0}})  # after " 4" nothing is likely
     assert copy_span(model.logits([]), model.decode, [blank, 5], [END], frozenset({blank}), starts=1) == [blank, 5]
     assert copy_span(model.logits([]), model.decode, [blank, 5], [END], starts=1) == [blank]
+
+
+def test_a_span_made_of_the_question_s_own_tokens_is_no_answer():
+    vocabulary = {" the": 5, " river": 6, " Sabre": 7, " Which": 8, " river?": 9}  # one token a word
+
+    def tokenize(text: str) -> list[int]:
+        return [vocabulary[" " + word] for word in text.split()]
+
+    source, said = source_tokens("the river Sabre", tokenize, str, asked="Which river?")
+    assert source == [5, 6, 7] and said == frozenset({8, 9})
+    source, said = source_tokens("the river Sabre", tokenize, str, asked="Which river")
+    assert said == frozenset({8, 6})
+    model = Table({(): {6: 3.0, 7: 2.0}, (6,): {END: 2.0, 7: 0.0}, (7,): {END: 1.0}})  # "river" is likeliest
+    assert copy_span(model.logits([]), model.decode, source, [END], starts=2) == [6]
+    assert copy_span(model.logits([]), model.decode, source, [END], said, starts=2) == [7]

@@ -126,7 +126,8 @@ class LoadedModel:
         llama, sampling = self.llama, request.sampling
         start = len(llama.tokenize(request.prompt.encode("utf-8"), special=True))
         source, blank = source_tokens(sampling.copy, lambda text: llama.tokenize(text.encode("utf-8"), add_bos=False),
-                                      lambda tokens: llama.detokenize(tokens).decode("utf-8", "replace"))
+                                      lambda tokens: llama.detokenize(tokens).decode("utf-8", "replace"),
+                                      sampling.asked)
         first: list[np.ndarray] = []
 
         def run(mask: Callable[[Any, Any], Any], max_tokens: int) -> None:

@@ -166,7 +166,7 @@ class LoadedModel:
         inputs = self.encode(request.prompt, request.chat)
         start = inputs["input_ids"].shape[1]
         source, blank = source_tokens(sampling.copy, lambda text: self.tokenizer.encode(text, add_special_tokens=False),
-                                      self.tokenizer.decode)
+                                      self.tokenizer.decode, sampling.asked)
         kwargs = self.generate_kwargs(replace(sampling, temperature=0.0, repeat_penalty=1.0))
 
         class Masked(LogitsProcessor):
