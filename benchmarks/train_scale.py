@@ -123,30 +123,32 @@ its cards were not asked, because the reading base LLM could not travel with the
   output layer, stay the base's (`--train-embeddings` trains them again).
 - *every weight, all logits*: the memorise preset until 2026-11-27.
 
-*Every weight, all logits* and *every weight, labelled logits* share their objective, yet on the
-4.3 KB text they recall 34 and 29 of 34 and answer 43 and 47 of 60. A change in the rounding of a bfloat16 product moves recall
-by five passages and right answers by four, so one run a recipe settles differences larger than that.
+*Every weight, all logits* and *every weight, labelled logits* share their objective, yet on the 4.3
+KB text they recall 34 and 29 of 34 and answer 43 and 47 of 60. A change in the rounding of a
+bfloat16 product moves recall by five passages and right answers by four, so one run a recipe
+settles differences larger than that.
 
 ## At 53 KB
 
 All eighteen own-card texts and GNU MPFR's NEWS (as Debian ships it) in one folder, 53.2 KB, 341
 passages, 3,392 training rows: eight passes took 5,504 s (92 min, 104 s a KB against 84 at 16.3 KB),
 peaking at 7.0 GB; the estimate had said at most 76.4 minutes and 3.0 GB (its memory is what the
-first steps use, before the peak grows). Recall was still rising at the end (91, 208, 256, 275, 282, 289, 290, 293 of
-341). Asked the 380 questions of its parts with `--card`, the card answered 287 (1.25 s a question).
-A step took 1.62 s against 1.01 s at 16.3 KB, with fewer steps a KB (64 against 83). Where that
-time went was not measured: MPFR's passages (lists of function names) are longer than the own-card
-texts', so its batches are wider. The peak grows with the steps, as the Memory section says.
+first steps use, before the peak grows). Recall was still rising at the end (91, 208, 256, 275, 282,
+289, 290, 293 of 341). Asked the 380 questions of its parts with `--card`, the card answered 287
+(1.25 s a question). A step took 1.62 s against 1.01 s at 16.3 KB, with fewer steps a KB (64 against
+83). Where that time went was not measured: MPFR's passages (lists of function names) are longer
+than the own-card texts', so its batches are wider. The peak grows with the steps, as the Memory
+section says.
 
 ## The estimate
 
 The estimate times four steps on the batches nearest a pass's mean width, the first a warm-up, and
-one batch of the recall check. It scales their median time per token to eight passes, the most a
-run takes. On the CPU it said 371 s for the 4.3 KB text, which took 407 s (all eight passes), and
-1,091 s for the 16.3 KB text, which took 1,365 s (−20%), and 4,584 s for the 53.2 KB text, which
-took 5,504 s (−17%). For kelderwick it said 136 s; the run took
-100 s because recall stopped rising after five passes.
-Timing one step, as it once did, it had said 786 s and 394 s for the same text and code.
+one batch of the recall check. It scales their median time per token to eight passes, the most a run
+takes. On the CPU it said 371 s for the 4.3 KB text, which took 407 s (all eight passes), and 1,091
+s for the 16.3 KB text, which took 1,365 s (−20%), and 4,584 s for the 53.2 KB text, which took
+5,504 s (−17%). For kelderwick it said 136 s; the run took 100 s because recall stopped rising after
+five passes. Timing one step, as it once did, it had said 786 s and 394 s for the same text and
+code.
 
 On the H200 it still says too much: 246 s for kelderwick's 86 s, 209 s for the 4.3 KB text's
 114 s. Timing the first four batches of a pass it had said 318 s for kelderwick there, and 505 s
