@@ -14,6 +14,7 @@ with its sha256. No pickle files.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import json
 import math
@@ -130,19 +131,73 @@ def blocks(tokenizer, pairs: list[tuple[str, str]], seq_len: int) -> tuple[torch
             torch.tensor([row + [PAD] * (width - len(row)) for row in labels]))
 
 
+WIDTH_STEP = 8  # a batch is padded to a multiple of this many tokens
+LOSS_STEP, LOSS_ROWS = 64, 256  # positions through the output layer: a multiple of LOSS_STEP, LOSS_ROWS at most at once
+
+
 def loss_of(model, ids: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """The language-model loss on a batch of rows, trimmed to its longest row: the mean cross-entropy
-    of each labelled token given the ones before it. Only the positions that predict a labelled token
-    go through the output layer (a prompt's and padding's would be computed and thrown away: the
-    logits over the vocabulary are the largest tensors of a step)."""
-    width = int((ids != PAD).sum(1).max())
+    """The language-model loss on a batch of rows, trimmed to its longest row rounded up to
+    ``WIDTH_STEP``: the mean cross-entropy of each labelled token given the ones before it. Only the
+    positions that predict a labelled token go through the output layer (:class:`ChunkedLoss`).
+    A step's tensors thus take few distinct sizes, so the blocks one step frees fit the next."""
+    width = min(ids.shape[1], -(-int((ids != PAD).sum(1).max()) // WIDTH_STEP) * WIDTH_STEP)
     ids, labels = ids[:, :width].to(model.device), labels[:, :width].to(model.device)
     mask = ids != PAD
     hidden = model.get_decoder()(input_ids=ids.masked_fill(~mask, 0), attention_mask=mask.long()).last_hidden_state
     targets = labels[:, 1:]
     scored = targets != PAD
-    logits = model.get_output_embeddings()(hidden[:, :-1][scored])
-    return torch.nn.functional.cross_entropy(logits.float(), targets[scored])
+    hidden, weight = hidden[:, :-1][scored], model.get_output_embeddings().weight
+    if torch.is_grad_enabled() and (hidden.requires_grad or weight.requires_grad):
+        return ChunkedLoss.apply(hidden, weight, targets[scored])
+    return chunked_loss(hidden, weight, targets[scored])[0]
+
+
+def chunked_loss(hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor, grad_hidden: bool = False,
+                 grad_weight: bool = False) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
+    """(the mean cross-entropy of the logits ``hidden @ weight.T`` against ``targets``, its gradient
+    with respect to ``hidden`` or None, to ``weight`` or None). The logits exist for at most
+    ``LOSS_ROWS`` positions at once, each chunk padded to a multiple of ``LOSS_STEP``; products are
+    in autocast's precision where autocast is on, the loss in float32."""
+    kind = hidden.device.type
+    dtype = torch.get_autocast_dtype(kind) if torch.is_autocast_enabled(kind) else weight.dtype
+    matrix, count = weight.detach().to(dtype), max(1, len(targets))
+    d_hidden = torch.zeros_like(hidden) if grad_hidden else None
+    d_weight = torch.zeros_like(weight) if grad_weight else None
+    total = torch.zeros((), dtype=torch.float32, device=hidden.device)
+    for start in range(0, len(targets), LOSS_ROWS):
+        rows = min(LOSS_ROWS, len(targets) - start)
+        size = -(-rows // LOSS_STEP) * LOSS_STEP
+        chunk = torch.nn.functional.pad(hidden[start:start + rows].detach().to(dtype), (0, 0, 0, size - rows))
+        goal = torch.nn.functional.pad(targets[start:start + rows], (0, size - rows), value=PAD)
+        logits = (chunk @ matrix.T).float()
+        total += torch.nn.functional.cross_entropy(logits, goal, ignore_index=PAD, reduction="sum")
+        if d_hidden is None and d_weight is None:
+            continue
+        grad = logits[:rows].softmax(-1)  # d(loss) / d(logits): the softmax less the target's one-hot
+        grad[torch.arange(rows, device=grad.device), goal[:rows]] -= 1
+        grad = (grad / count).to(dtype)
+        if d_hidden is not None:
+            d_hidden[start:start + rows] = grad @ matrix
+        if d_weight is not None:
+            d_weight += (grad.T @ chunk[:rows]).to(weight.dtype)
+    return total / count, d_hidden, d_weight
+
+
+class ChunkedLoss(torch.autograd.Function):
+    """:func:`chunked_loss` for autograd: the gradients are computed with the loss, chunk by chunk,
+    and the backward pass scales them, so no chunk's logits are kept for it."""
+
+    @staticmethod
+    def forward(ctx, hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        loss, d_hidden, d_weight = chunked_loss(hidden, weight, targets, *ctx.needs_input_grad[:2])
+        ctx.save_for_backward(d_hidden, d_weight)
+        return loss
+
+    @staticmethod
+    def backward(ctx, grad_output: torch.Tensor):
+        d_hidden, d_weight = ctx.saved_tensors
+        return (None if d_hidden is None else d_hidden * grad_output,
+                None if d_weight is None else d_weight * grad_output, None)
 
 
 @torch.no_grad()
@@ -381,6 +436,15 @@ def peak_gb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2)
 
 
+def release_freed_memory() -> None:
+    """Hand the pages that training freed back to the system where the C library can (glibc's
+    ``malloc_trim``; elsewhere nothing happens): glibc keeps freed blocks inside its heap for reuse."""
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (AttributeError, OSError):
+        pass
+
+
 def _toml_table(header: str, values: dict) -> str:
     lines = [f"{key} = {json.dumps(value)}" for key, value in values.items() if value is not None]
     return f"\n[{header}]\n" + "\n".join(lines) + "\n"
@@ -504,6 +568,8 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
             click.echo(f"  the card is pass {best.number} (recall {best.recalled}), not the last", err=True)
         after = perplexity(model, val_ids, val_labels, recipe.batch_size)
         recalled = progress[best.number - 1] if progress else recall(model, tokenizer, probes)
+    best.weights = None
+    release_freed_memory()  # before the card is written, which needs memory of its own
     gpu_peak = round(torch.cuda.max_memory_allocated(model.device) / 2**30, 2) if model.device.type == "cuda" else None
     trained_on = str(model.device)  # with its index: "cuda:0"
     model.to("cpu")

@@ -133,3 +133,24 @@ def test_the_recall_check_writes_probes_by_passage_length_each_batch_at_most_its
     found = recall(Writer(), Words(), probes, batch_size=2)
     assert Writer.budgets == [(2, 3 + RECALL_MARGIN), (1, 5 + RECALL_MARGIN)]  # b and c, then a
     assert found["recalled"] == 0 and [miss["asked"] for miss in found["misses"]] == ["b?", "c?", "a?"]
+
+
+def test_the_chunked_loss_and_its_gradients_are_the_plain_ones(monkeypatch):
+    from kcard_train import trainer
+
+    monkeypatch.setattr(trainer, "LOSS_STEP", 4)
+    monkeypatch.setattr(trainer, "LOSS_ROWS", 8)  # 21 positions: chunks of 8, 8 and 5 padded to 8
+    torch.manual_seed(0)
+    hidden = torch.randn(21, 6, dtype=torch.float64, requires_grad=True)
+    weight = torch.randn(11, 6, dtype=torch.float64, requires_grad=True)
+    targets = torch.randint(0, 11, (21,))
+    expected = torch.nn.functional.cross_entropy(hidden @ weight.T, targets)
+    expected.backward()
+    plain = hidden.grad.clone(), weight.grad.clone()
+    hidden.grad = weight.grad = None
+    loss = trainer.ChunkedLoss.apply(hidden, weight, targets)
+    (2 * loss).backward()
+    assert torch.allclose(loss, expected.float())
+    assert torch.allclose(hidden.grad, 2 * plain[0]) and torch.allclose(weight.grad, 2 * plain[1])
+    with torch.no_grad():
+        assert torch.allclose(trainer.chunked_loss(hidden, weight, targets)[0], expected.float())
