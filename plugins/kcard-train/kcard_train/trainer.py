@@ -441,7 +441,7 @@ def release_freed_memory() -> None:
     ``malloc_trim``; elsewhere nothing happens): glibc keeps freed blocks inside its heap for reuse."""
     try:
         ctypes.CDLL(None).malloc_trim(0)
-    except (AttributeError, OSError):
+    except (AttributeError, OSError, TypeError):  # no malloc_trim, or no handle on the process itself
         pass
 
 
