@@ -108,8 +108,9 @@ its cards were not asked, because the reading base LLM could not travel with the
   output layer's logits over the 49,152-token vocabulary exist for at most 256 positions at once,
   each chunk padded to a multiple of 64, and their gradients are computed chunk by chunk with the
   loss; every batch is padded to a multiple of 8 tokens. A step's tensors then take few sizes, so
-  the blocks glibc keeps from one step fit the next. Before the card is written, the freed pages
-  go back to the system (`malloc_trim`). Measured on one machine, which ran about half as fast as
+  the blocks glibc keeps from one step fit the next. Before the card is written, and since these
+  rows were measured also after each pass's recall check (see Memory), the freed pages go back to
+  the system (`malloc_trim`). Measured on one machine, which ran about half as fast as
   the one of the other rows, against the recipe before it (*… again, the day the chunked loss was
   measured*): the 4.3 KB text peaked at 4.77 GB against 5.47, at 2.2 s a step against 2.4, and its
   card answered 41 of 60, as before; it recalled 29 of 34 against 32 and stopped after six passes.
@@ -183,7 +184,7 @@ Peak resident memory grows with the steps. On the 4.3 KB text it was 3.1 GB afte
 of it is memory glibc keeps after training frees it: `malloc_trim(0)` after a recall check gave
 1.7 GB back (4.3 → 2.6 GB), and the process was back at 4.0 GB 20 steps later. Trimming after
 every step held kelderwick to 3.4 GB against 3.7, but the run took 127 s against 100 s, so kcard
-trims once, after training. oneDNN, which multiplies in bfloat16 on the CPU, keeps a kernel for
+trims once a pass, after its recall check. oneDNN, which multiplies in bfloat16 on the CPU, keeps a kernel for
 every shape it has seen (up to 1,024). Keeping 8 (*oneDNN keeps 8 kernels*:
 `ONEDNN_PRIMITIVE_CACHE_CAPACITY=8`) lowered the 4.3 KB text's peak from 5.44 to 4.68 GB, with the
 same card, but the run took 444 s against 407 s, because kernels are built again. Padding every
@@ -194,7 +195,10 @@ On the machine of the *default* rows, four passes over the 4.3 KB text, one proc
 script not committed that calls `train_card` (peak GB, seconds): glibc and the recipe before 5.18,
 377; the same with jemalloc preloaded (`LD_PRELOAD=libjemalloc.so.2`) 4.27, 405; with tcmalloc
 (`libtcmalloc_minimal.so.4`) 4.61, 330; glibc with widths in steps of 8 and the output layer's
-positions padded to a multiple of 64 4.24, 368; the default's chunked loss 4.34, 358. An allocator
+positions padded to a multiple of 64 4.24, 368; the chunked loss 4.34, 358. Over all six passes
+the 4.3 KB text's run takes (the same script), the chunked loss peaked at 4.61 GB in 502 s, and with
+a trim after each pass's recall check at 4.35 GB in 546 s: the same recall after every pass; a trim
+itself takes about 0.2 s, and the runs' difference in time was not separated from the host's. An allocator
 that returns freed pages (jemalloc) or keeps blocks by size (tcmalloc) holds the process near its
 live memory, and so do steps whose tensors take few sizes. Neither allocator installs with pip, so
 the default shapes its steps; where one is installed (`apt install libtcmalloc-minimal4`),

@@ -437,8 +437,9 @@ def peak_gb() -> float:
 
 
 def release_freed_memory() -> None:
-    """Hand the pages that training freed back to the system where the C library can (glibc's
-    ``malloc_trim``; elsewhere nothing happens): glibc keeps freed blocks inside its heap for reuse."""
+    """Hand freed pages back to the system where the C library can (glibc's ``malloc_trim``, a
+    fraction of a second; elsewhere nothing happens): glibc keeps freed blocks inside its heap for
+    reuse, and blocks of one step's sizes do not all fit the next step's."""
     try:
         ctypes.CDLL(None).malloc_trim(0)
     except (AttributeError, OSError, TypeError):  # no malloc_trim, or no handle on the process itself
@@ -559,6 +560,7 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
         def check() -> bool:  # after each pass: stop once every passage comes back, or recall stalls
             progress.append(recall(model, tokenizer, probes))
             best.offer(model, progress[-1]["recalled"], len(progress))
+            release_freed_memory()  # what this pass freed, rather than let glibc's heap creep up pass by pass
             click.echo(f"  recall {progress[-1]['recalled']}/{progress[-1]['passages']}", err=True)
             return progress[-1]["recalled"] == progress[-1]["passages"] or best.stalled(len(progress))
 

@@ -154,3 +154,17 @@ def test_the_chunked_loss_and_its_gradients_are_the_plain_ones(monkeypatch):
     assert torch.allclose(hidden.grad, 2 * plain[0]) and torch.allclose(weight.grad, 2 * plain[1])
     with torch.no_grad():
         assert torch.allclose(trainer.chunked_loss(hidden, weight, targets)[0], expected.float())
+
+
+def test_freed_memory_is_handed_back_where_the_c_library_can(monkeypatch):
+    import ctypes
+
+    from kcard_train import trainer
+
+    calls = []
+    monkeypatch.setattr(ctypes, "CDLL", lambda _: SimpleNamespace(malloc_trim=calls.append))
+    trainer.release_freed_memory()
+    assert calls == [0]
+    for library in (lambda _: SimpleNamespace(), lambda _: (_ for _ in ()).throw(TypeError("no handle"))):
+        monkeypatch.setattr(ctypes, "CDLL", library)  # a C library without malloc_trim; no process handle
+        trainer.release_freed_memory()  # nothing happens, nothing is raised
