@@ -104,25 +104,25 @@ its cards were not asked, because the reading base LLM could not travel with the
 
 ## Recipes, newest first
 
-- *default* (2026-11-27, later): a chunked loss and batch widths in steps of 8 tokens. The
-  output layer's logits over the 49,152-token vocabulary exist for at most 256 positions at once,
-  each chunk padded to a multiple of 64, and their gradients are computed chunk by chunk with the
-  loss; every batch is padded to a multiple of 8 tokens. A step's tensors then take few sizes, so
-  the blocks glibc keeps from one step fit the next. Before the card is written, and since these
-  rows were measured also after each pass's recall check (see Memory), the freed pages go back to
-  the system (`malloc_trim`). Measured on one machine, which ran about half as fast as
-  the one of the other rows, against the recipe before it (*… again, the day the chunked loss was
-  measured*): the 4.3 KB text peaked at 4.77 GB against 5.47, at 2.2 s a step against 2.4, and its
-  card answered 41 of 60, as before; it recalled 29 of 34 against 32 and stopped after six passes.
-  Kelderwick peaked at 3.61 GB against 3.69, at 1.9 s a step against 2.0, recalling 14 of 15
-  against 13 and answering 18 of 20 against 19.
-- *cheaper recall check* (2026-11-27): fused AdamW and a cheaper recall check. Probes are batched 32 at a time
-  by their passage's length; each batch writes at most its longest passage and 8 tokens; each weight
-  is cast to bfloat16 once per check, not at every token. On an untrained model, whose probes all
-  run to their budget, the cast alone halves a check (11.8 s → 6.1 s for 34 probes). On the 4.3 KB
-  text, the same day, the nine checks took 81 s against 90 s. Recall after every pass is the same,
-  so the card is the same. The run took 407 s; the fused recipe took 434 s the day before. The
-  16.3 KB text (146 probes) took 1,365 s against 1,596 s (84 s a KB), with the same recall after
+- *default* (2026-11-27, later): a chunked loss and batch widths in steps of 8 tokens. The output
+  layer's logits over the 49,152-token vocabulary exist for at most 256 positions at once, each
+  chunk padded to a multiple of 64, and their gradients are computed chunk by chunk with the loss;
+  every batch is padded to a multiple of 8 tokens. A step's tensors then take few sizes, so the
+  blocks glibc keeps from one step fit the next. Before the card is written, and since these rows
+  were measured also after each pass's recall check (see Memory), the freed pages go back to the
+  system (`malloc_trim`). Measured on one machine, which ran about half as fast as the one of the
+  other rows, against the recipe before it (*… again, the day the chunked loss was measured*): the
+  4.3 KB text peaked at 4.77 GB against 5.47, at 2.2 s a step against 2.4, and its card answered 41
+  of 60, as before; it recalled 29 of 34 against 32 and stopped after six passes. Kelderwick peaked
+  at 3.61 GB against 3.69, at 1.9 s a step against 2.0, recalling 14 of 15 against 13 and answering
+  18 of 20 against 19.
+- *cheaper recall check* (2026-11-27): fused AdamW and a cheaper recall check. Probes are batched 32
+  at a time by their passage's length; each batch writes at most its longest passage and 8 tokens;
+  each weight is cast to bfloat16 once per check, not at every token. On an untrained model, whose
+  probes all run to their budget, the cast alone halves a check (11.8 s → 6.1 s for 34 probes). On
+  the 4.3 KB text, the same day, the nine checks took 81 s against 90 s. Recall after every pass is
+  the same, so the card is the same. The run took 407 s; the fused recipe took 434 s the day before.
+  The 16.3 KB text (146 probes) took 1,365 s against 1,596 s (84 s a KB), with the same recall after
   every pass and the same 171 right answers.
 - *bottom half frozen* (`--frozen 0.5`): the bottom 15 of SmolLM2's 30 layers stay the base's. A
   step costs a third less and the peak is 1 GB lower, but recall is lower: 28 of 34 against 32,
@@ -179,12 +179,12 @@ The GPU test (`test_train_on_a_gpu_writes_a_card_that_runs`) passed there.
 
 ## Memory
 
-Peak resident memory grows with the steps. On the 4.3 KB text it was 3.1 GB after 20 steps and
-4.6 GB after 160, while the live tensors (weights, gradients, AdamW's moments) stay at 1.5 GB. Most
-of it is memory glibc keeps after training frees it: `malloc_trim(0)` after a recall check gave
-1.7 GB back (4.3 → 2.6 GB), and the process was back at 4.0 GB 20 steps later. Trimming after
-every step held kelderwick to 3.4 GB against 3.7, but the run took 127 s against 100 s, so kcard
-trims once a pass, after its recall check. oneDNN, which multiplies in bfloat16 on the CPU, keeps a kernel for
+Peak resident memory grows with the steps. On the 4.3 KB text it was 3.1 GB after 20 steps and 4.6
+GB after 160, while the live tensors (weights, gradients, AdamW's moments) stay at 1.5 GB. Most of
+it is memory glibc keeps after training frees it: `malloc_trim(0)` after a recall check gave 1.7 GB
+back (4.3 → 2.6 GB), and the process was back at 4.0 GB 20 steps later. Trimming after every step
+held kelderwick to 3.4 GB against 3.7, but the run took 127 s against 100 s, so kcard trims once a
+pass, after its recall check. oneDNN, which multiplies in bfloat16 on the CPU, keeps a kernel for
 every shape it has seen (up to 1,024). Keeping 8 (*oneDNN keeps 8 kernels*:
 `ONEDNN_PRIMITIVE_CACHE_CAPACITY=8`) lowered the 4.3 KB text's peak from 5.44 to 4.68 GB, with the
 same card, but the run took 444 s against 407 s, because kernels are built again. Padding every
@@ -195,13 +195,13 @@ On the machine of the *default* rows, four passes over the 4.3 KB text, one proc
 script not committed that calls `train_card` (peak GB, seconds): glibc and the recipe before 5.18,
 377; the same with jemalloc preloaded (`LD_PRELOAD=libjemalloc.so.2`) 4.27, 405; with tcmalloc
 (`libtcmalloc_minimal.so.4`) 4.61, 330; glibc with widths in steps of 8 and the output layer's
-positions padded to a multiple of 64 4.24, 368; the chunked loss 4.34, 358. Over all six passes
-the 4.3 KB text's run takes (the same script), the chunked loss peaked at 4.61 GB in 502 s, and with
-a trim after each pass's recall check at 4.35 GB in 546 s: the same recall after every pass; a trim
-itself takes about 0.2 s, and the runs' difference in time was not separated from the host's. An allocator
-that returns freed pages (jemalloc) or keeps blocks by size (tcmalloc) holds the process near its
-live memory, and so do steps whose tensors take few sizes. Neither allocator installs with pip, so
-the default shapes its steps; where one is installed (`apt install libtcmalloc-minimal4`),
+positions padded to a multiple of 64 4.24, 368; the chunked loss 4.34, 358. Over all six passes the
+4.3 KB text's run takes (the same script), the chunked loss peaked at 4.61 GB in 502 s, and with a
+trim after each pass's recall check at 4.35 GB in 546 s: the same recall after every pass; a trim
+itself takes about 0.2 s, and the runs' difference in time was not separated from the host's. An
+allocator that returns freed pages (jemalloc) or keeps blocks by size (tcmalloc) holds the process
+near its live memory, and so do steps whose tensors take few sizes. Neither allocator installs with
+pip, so the default shapes its steps; where one is installed (`apt install libtcmalloc-minimal4`),
 preloading it is the user's choice.
 
 Goal (issue 47): ≤ 1 minute per KB and ≤ 4 GB at every size, the estimate within ±30%.
