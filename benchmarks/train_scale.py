@@ -108,14 +108,14 @@ its cards were not asked, because the reading base LLM could not travel with the
   layer's logits over the 49,152-token vocabulary exist for at most 256 positions at once, each
   chunk padded to a multiple of 64, and their gradients are computed chunk by chunk with the loss;
   every batch is padded to a multiple of 8 tokens. A step's tensors then take few sizes, so the
-  blocks glibc keeps from one step fit the next. Before the card is written, and since these rows
-  were measured also after each pass's recall check (see Memory), the freed pages go back to the
-  system (`malloc_trim`). Measured on one machine, which ran about half as fast as the one of the
-  other rows, against the recipe before it (*… again, the day the chunked loss was measured*): the
-  4.3 KB text peaked at 4.77 GB against 5.47, at 2.2 s a step against 2.4, and its card answered 41
-  of 60, as before; it recalled 29 of 34 against 32 and stopped after six passes. Kelderwick peaked
-  at 3.61 GB against 3.69, at 1.9 s a step against 2.0, recalling 14 of 15 against 13 and answering
-  18 of 20 against 19.
+  blocks glibc keeps from one step fit the next. After each pass's recall check, and before the card
+  is written, the freed pages go back to the system (`malloc_trim`). Measured on one host, against
+  the recipe before it (*… again, the day the chunked loss was measured*): the 4.3 KB text peaked at
+  4.55 GB against 5.47 and its card answered 41 of 60, as before; it recalled 29 of 34 against 32
+  and stopped after six passes. Kelderwick peaked at 3.36 GB against 3.69, recalling 14 of 15
+  against 13 and answering 18 of 20 against 19. That host ran about half as fast as the one of the
+  other rows when the recipe before was measured, and faster later (a question took 0.5 s against
+  1.5), so these rows' times do not compare with each other or with the other rows'.
 - *cheaper recall check* (2026-11-27): fused AdamW and a cheaper recall check. Probes are batched 32
   at a time by their passage's length; each batch writes at most its longest passage and 8 tokens;
   each weight is cast to bfloat16 once per check, not at every token. On an untrained model, whose
