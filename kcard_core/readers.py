@@ -172,8 +172,8 @@ class PlainReader(Reader):
 class SpanReader(Reader):
     """A span of the knowledge, the one the base LLM finds likeliest as the whole answer that is not
     made of the question's own tokens (:mod:`kcard_core.copying`): one ask with ``copy``, where the
-    base LLM runs on a backend that ``copies``. Otherwise (a chat model, a server, no knowledge), and where no span comes back, the
-    base LLM's own reply; a trace turn says which path was taken."""
+    base LLM runs on a backend that ``copies``. Otherwise (a chat model, a server, no knowledge),
+    and where no span comes back, the base LLM's own reply; a trace turn says which path was taken."""
 
     @property
     def copies(self) -> bool:

@@ -135,12 +135,17 @@ WIDTH_STEP = 8  # a batch is padded to a multiple of this many tokens
 LOSS_STEP, LOSS_ROWS = 64, 256  # positions through the output layer: a multiple of LOSS_STEP, LOSS_ROWS at most at once
 
 
+def round_up(count: int, step: int) -> int:
+    """The least multiple of ``step`` that is at least ``count``."""
+    return -(-count // step) * step
+
+
 def loss_of(model, ids: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     """The language-model loss on a batch of rows, trimmed to its longest row rounded up to
     ``WIDTH_STEP``: the mean cross-entropy of each labelled token given the ones before it. Only the
     positions that predict a labelled token go through the output layer (:class:`ChunkedLoss`).
     A step's tensors thus take few distinct sizes, so the blocks one step frees fit the next."""
-    width = min(ids.shape[1], -(-int((ids != PAD).sum(1).max()) // WIDTH_STEP) * WIDTH_STEP)
+    width = min(ids.shape[1], round_up(int((ids != PAD).sum(1).max()), WIDTH_STEP))
     ids, labels = ids[:, :width].to(model.device), labels[:, :width].to(model.device)
     mask = ids != PAD
     hidden = model.get_decoder()(input_ids=ids.masked_fill(~mask, 0), attention_mask=mask.long()).last_hidden_state
@@ -166,7 +171,7 @@ def chunked_loss(hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tens
     total = torch.zeros((), dtype=torch.float32, device=hidden.device)
     for start in range(0, len(targets), LOSS_ROWS):
         rows = min(LOSS_ROWS, len(targets) - start)
-        size = -(-rows // LOSS_STEP) * LOSS_STEP
+        size = round_up(rows, LOSS_STEP)
         chunk = torch.nn.functional.pad(hidden[start:start + rows].detach().to(dtype), (0, 0, 0, size - rows))
         goal = torch.nn.functional.pad(targets[start:start + rows], (0, size - rows), value=PAD)
         logits = (chunk @ matrix.T).float()
