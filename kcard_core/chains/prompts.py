@@ -18,12 +18,23 @@ CHOOSE_SOURCE = "Choose an information source from the following: {sources}.\nSo
 GENREAD = "Generate a background document from Wikipedia to answer the given question. {question}"
 
 
-# Bottom-up demonstrations: question, knowledge, the question again, short answer. The contests put
-# the winner first in two phrasings and last in a third, so that the role, not the position, gives
-# the answer; the question comes before the knowledge as well as after it; the last demo's answer is
-# in its knowledge's second sentence. Chosen on MidtermQA's tuning split (results/reader.md,
-# docs/decisions.md).
+# Bottom-up demonstrations: question, knowledge, the question again, short answer. The first three
+# show knowledge as a document card gives it (passages after their heading path, "A › B: text", several
+# in one line) and an answer that is a span inside it: a version from a heading, a value, a phrase.
+# The contests put the winner first in two phrasings and last in a third, so that the role, not the
+# position, gives the answer; the question comes before the knowledge as well as after it; the last
+# demo's answer is in its knowledge's second sentence. Chosen on MidtermQA's tuning split and the
+# real documents' tuning split (results/reader.md, results/readers.md, docs/decisions.md).
 BOTTOM_UP_EXAMPLES = [
+    {"knowledge": "Release history › 3.2.0 (2021-05-14): The --color option accepts \"auto\". Support for Solaris "
+                  "was removed. Release history › 3.1.0 (2020-12-02): A new --json flag writes the report as JSON.",
+     "question": "In which release was support for Solaris removed?", "answer": "3.2.0"},
+    {"knowledge": "Usage › Options: -q, --quiet: print nothing but errors. -t SECONDS, --timeout SECONDS: give up "
+                  "after SECONDS; the default is 30.",
+     "question": "What is the default timeout?", "answer": "30"},
+    {"knowledge": "Installation › Requirements: Python 3.9 or newer and the zlib library. Installation › From "
+                  "source: run make install as root.",
+     "question": "Which library does the installation require besides Python?", "answer": "the zlib library"},
     {"knowledge": "Canberra was chosen as the capital of Australia in 1908 as a compromise between Sydney "
                   "and Melbourne.",
      "question": "What is the capital of Australia?", "answer": "Canberra"},
