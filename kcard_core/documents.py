@@ -239,8 +239,9 @@ def chunk(blocks: Iterable[Block], size: int = PASSAGE_CHARS) -> list[tuple[tupl
     out: list[tuple[tuple[str, ...], str]] = []
     for block in blocks:
         text = block.text.strip() if block.kind == "code" else one_line(block.text)
-        if block.kind == "item":  # a bullet is layout, not content
-            text = re.sub(r"^[-*+•·o–]\s+", "", text)
+        if block.kind == "item":  # a bullet is layout, not content; an item ends where its sentence does
+            text = re.sub(r"^(?:[-+•·o–]|\*+)\s+", "", text)
+            text += "." if text and text[-1].isalnum() or text.endswith(")") else ""
         if not text:
             continue
         for piece in cut(text, size, block.kind == "code"):
@@ -527,6 +528,36 @@ def indent(line: str) -> int:
     return len(line) - len(line.lstrip())
 
 
+def star_lines(lines: list[str]) -> dict[int, int]:
+    """The lines of a ``*`` / ``**`` outline (GNU NEWS style), by index: each heading's level, 0 for
+    an item. A depth's level is the order in which it first appears (``***`` may head ``*``). A star
+    line is a heading when what follows it is its own: text after a blank line (unless it ends a
+    sentence), or a star line of a deeper level. It is an item when its text runs on to the next
+    line, or when a star line of its level or above follows, unless it opens with the same two words
+    as two or more of its level's headings ("Changes in Wget 1.19.5" over single-star items, like "Changes in Wget 1.20" over
+    double-star ones)."""
+    found = {i: (len(match.group(1)), match.group(2)) for i, line in enumerate(lines)
+             if (match := STARS.fullmatch(line))}
+    depths = list(dict.fromkeys(depth for depth, _ in found.values()))
+    level = {i: 1 + depths.index(depth) for i, (depth, _) in found.items()}
+
+    def opening(i: int) -> tuple[str, ...]:
+        return tuple(found[i][1].lower().split()[:2])
+
+    kind: dict[int, str] = {}
+    for i in found:
+        after = next((j for j in range(i + 1, len(lines)) if lines[j].strip()), None)
+        if after is None or after == i + 1 and after not in found or after not in found and found[i][1].endswith("."):
+            kind[i] = "item"  # the last line, one whose text runs on to the next line, a sentence over text
+        elif after not in found or level[after] > level[i]:
+            kind[i] = "heading"
+        else:
+            kind[i] = "leaf"
+    openings = Counter((level[i], opening(i)) for i in found if kind[i] == "heading")
+    return {i: level[i] if kind[i] == "heading" or kind[i] == "leaf" and openings[level[i], opening(i)] >= 2 else 0
+            for i in found}
+
+
 def outline_blocks(content: str) -> list[Block]:
     """Plain text whose structure is in its layout (NEWS files, changelogs, man pages as text):
 
@@ -541,6 +572,7 @@ def outline_blocks(content: str) -> list[Block]:
       paragraph (lines up to a blank line or a change of indentation) another.
     """
     lines = content.expandtabs(8).splitlines()
+    starred = star_lines(lines)
     rules: list[str] = []
     outline, blocks = Outline(), []
     soft: list[tuple[int, str]] = []  # (indent, title): lead-in and indentation headings under the outline
@@ -596,10 +628,19 @@ def outline_blocks(content: str) -> list[Block]:
             continue
         after = lines[i + 1] if i + 1 < len(lines) else ""
         blank_after = not after.strip()
-        stars = STARS.fullmatch(line)
-        if stars and blank_after and not stripped.endswith("."):
-            heading(10 + len(stars.group(1)), stars.group(2))
+        if i in starred:
+            level = starred[i]
+            if level:
+                heading(10 + level, STARS.fullmatch(line).group(2))
+                i += 1
+                continue
+            flush()  # an outline item: the line and its continuation up to a blank line or the next star line
+            block, block_kind = [line], "item"
             i += 1
+            while i < len(lines) and lines[i].strip() and i not in starred and not RULE.fullmatch(lines[i]):
+                block.append(lines[i])
+                i += 1
+            flush()
             continue
         if at == 0 and NUMBERED.fullmatch(stripped) and blank_after and len(stripped) < 80 and not stripped.endswith("."):
             heading(20 + stripped.split()[0].rstrip(".").count("."), stripped)

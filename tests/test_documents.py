@@ -105,7 +105,7 @@ frob -w 80 in.txt</pre>
     code = next(p for p in passages if "frob -w 80" in p.text)
     assert code.headings == ("frob", "Options", "Examples") and "frob -q in.txt" in code.text
     assert any("code: 3; meaning: unreadable widget" in p.text for p in passages)
-    assert any(p.text.endswith("Parts Part A Part B") for p in passages)  # a nested list's words, not its markup
+    assert any(p.text.endswith("Parts Part A Part B.") for p in passages)  # a nested list's words, not its markup
     assert "<" not in texts
 
 
@@ -130,6 +130,18 @@ def test_a_real_news_file_puts_each_change_under_its_release():
      "* Noteworthy changes in release 1.9 (2018-01-01)\n\nA fix.\n",
      [(("Noteworthy changes in release 1.10 (2019-02-10)",), "Support for VMS was removed."),
       (("Noteworthy changes in release 1.9 (2018-01-01)",), "A fix.")]),
+    # items with one star more than their release, one running on to a second line; then a release whose items
+    # have its own single star, told from it by opening like the other releases
+    ("* Changes in Foo 2.1\n\n** Add --bar\n\n** Remove alloca\n   from the parser\n\n"
+     "* Changes in Foo 2.0\n\n** Fix a leak\n\n* Changes in Foo 1.9\n\n* New option --baz\n\n* Fix a crash\n\n"
+     "* Changes in Foo 1.8\n\n* Older\n",
+     [(("Changes in Foo 2.1",), "Add --bar. Remove alloca from the parser."),
+      (("Changes in Foo 2.0",), "Fix a leak."), (("Changes in Foo 1.9",), "New option --baz. Fix a crash."),
+      (("Changes in Foo 1.8",), "Older.")]),
+    # three stars heading one-star items and one-star sections: a depth's level is the order it first appears in
+    ("*** Changes in Bar 13\n\n* Item one.\n\n* New commands\n\n  info frob\n\n*** Changes in Bar 12\n\n* Item two.\n",
+     [(("Changes in Bar 13",), "Item one."), (("Changes in Bar 13", "New commands"), "info frob"),
+      (("Changes in Bar 12",), "Item two.")]),
     # underlined headings (any length of rule) and a lead-in line over bullet items with continuations (the
     # bullets left out)
     ("dbus 1.2 (2020-01-01)\n==\n\nBug fixes:\n\n• Fix a crash\n  on exit.\n\n• Fix a leak.\n\nOld\n---\n\nText.\n",
