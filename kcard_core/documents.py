@@ -534,8 +534,8 @@ def star_lines(lines: list[str]) -> dict[int, int]:
     line is a heading when what follows it is its own: text after a blank line (unless it ends a
     sentence), or a star line of a deeper level. It is an item when its text runs on to the next
     line, or when a star line of its level or above follows, unless it opens with the same two words
-    as two or more of its level's headings ("Changes in Wget 1.19.5" over single-star items, like "Changes in Wget 1.20" over
-    double-star ones)."""
+    as two or more of its level's headings ("Changes in Wget 1.19.5" over single-star items, like
+    "Changes in Wget 1.20" over double-star ones)."""
     found = {i: (len(match.group(1)), match.group(2)) for i, line in enumerate(lines)
              if (match := STARS.fullmatch(line))}
     depths = list(dict.fromkeys(depth for depth, _ in found.values()))
@@ -563,8 +563,8 @@ def outline_blocks(content: str) -> list[Block]:
 
     - a line underlined (or over- and underlined) with ``=``, ``-``, ``~`` … is a heading, its level
       the order in which its underline first appears;
-    - ``*`` / ``**`` at the start of a line followed by a blank line, or a numbered title
-      ("2.1 Building") followed by one, is a heading of that depth;
+    - a ``*`` / ``**`` line at the start of a line is a heading or an item (:func:`star_lines`);
+    - a numbered title ("2.1 Building") followed by a blank line is a heading of that depth;
     - a short line followed by lines indented deeper is a heading for them ("OPTIONS", "-v,
       --invert-match" in a man page; "tmux (3.3a-3) unstable" in a Debian changelog);
     - a short line ending in ":" followed by list items is their heading ("Bug fixes:");
