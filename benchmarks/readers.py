@@ -2,7 +2,7 @@
 
 The knowledge is gathered once per question and kept (so every reader reads the same prompt):
 
-- real-docs: the thirteen real documents of real_docs.py, a retrieval card each at kcard's defaults,
+- real-docs: the sixteen real documents of real_docs.py, a retrieval card each at kcard's defaults,
   bottom-up with `--card` (tuning and held out, as real_docs/sources.py splits them);
 - own-card: the eighteen short texts of own_card.py, a retrieval card each, bottom-up with `--card`;
 - own-card-lm: the same texts' LM cards, as `own_card.py --kind lm --keep DIR` trained them;
@@ -155,7 +155,7 @@ def report(rows: list[dict]) -> str:
                     r["seconds_per_question"]] for r in rows])
     return f"""# Readers side by side
 
-Every installed reader answers the same prepared prompts (greedy, 2 CPU cores): the thirteen real
+Every installed reader answers the same prepared prompts (greedy, 2 CPU cores): the sixteen real
 documents' and the eighteen own-card texts' questions with their retrieval card's knowledge
 (bottom-up, `--card`; `own-card-lm`: with their LM card's, trained by `kcard train` at its
 defaults), and MidtermQA's held-out open-book questions with the knowledge stored by
@@ -164,7 +164,8 @@ completion prompt) unless the row names a chat model, served by llama-cpp-python
 chat messages through `ChatOpenAI`. EM and contains in %; copied sentences: answers of more than
 eight words found word for word in the knowledge where the gold is a short span. The `own-card-lm`
 and `midtermqa` rows were read before the reading demonstrations of 2026-11-28 (docs/decisions.md),
-the others after; the real documents' splits are those of `real-docs.md` since that day.
+the others after; the real-document rows also after that day's outline change, with the splits of
+`real-docs.md` (thirteen documents tuning, three held out).
 
 {lines}
 
