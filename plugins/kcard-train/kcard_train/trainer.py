@@ -441,6 +441,21 @@ def peak_gb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2)
 
 
+M_MMAP_THRESHOLD = -3  # glibc's mallopt() parameter
+MMAP_THRESHOLD = 1 << 20  # blocks of this many bytes or more are the system's, each mapped on its own
+
+
+def return_large_blocks(threshold: int = MMAP_THRESHOLD) -> bool:
+    """Have the C library map each block of ``threshold`` bytes or more on its own, so that freeing it
+    hands it back to the system at once (glibc's ``mallopt``; elsewhere nothing happens). Left alone,
+    glibc raises that threshold as big blocks are freed and keeps later ones in its heap, where
+    training's tensors of many sizes leave it growing. Whether the setting took."""
+    try:
+        return bool(ctypes.CDLL(None).mallopt(M_MMAP_THRESHOLD, threshold))
+    except (AttributeError, OSError, TypeError):  # no mallopt, or no handle on the process itself
+        return False
+
+
 def release_freed_memory() -> None:
     """Hand freed pages back to the system where the C library can (glibc's ``malloc_trim``, a
     fraction of a second; elsewhere nothing happens): glibc keeps freed blocks inside its heap for
@@ -517,6 +532,7 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
     anything loads."""
     started = time.perf_counter()
     device = training_device(device)
+    return_large_blocks()
     deadline = time.monotonic() + 60 * max_minutes if max_minutes else None
     passages = read_passages(corpus, corpus_format)  # each with its heading path in front, as a retrieval card has it
     texts = [passage.contextual() for passage in passages]

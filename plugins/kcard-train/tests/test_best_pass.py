@@ -1,8 +1,12 @@
 """The card is the training pass that recalled most, and --max-minutes stops training with it."""
 
+import platform
+import subprocess
+import sys
 import time
 from types import SimpleNamespace
 
+import pytest
 import torch
 
 from kcard_train.trainer import PATIENCE, BestPass, Recipe, optimise
@@ -168,3 +172,30 @@ def test_freed_memory_is_handed_back_where_the_c_library_can(monkeypatch):
     for library in (lambda _: SimpleNamespace(), lambda _: (_ for _ in ()).throw(TypeError("no handle"))):
         monkeypatch.setattr(ctypes, "CDLL", library)  # a C library without malloc_trim; no process handle
         trainer.release_freed_memory()  # nothing happens, nothing is raised
+
+
+FREED = """
+import ctypes, sys
+from kcard_train import trainer
+if sys.argv[1] == "return":
+    assert trainer.return_large_blocks()
+libc = ctypes.CDLL(None)
+libc.malloc.restype, libc.free.argtypes = ctypes.c_void_p, [ctypes.c_void_p]
+
+def resident():
+    return int(open("/proc/self/statm").read().split()[1]) * 4096
+
+libc.free(libc.malloc(16 << 20))  # glibc raises its mapping threshold to a freed mapped block's size
+block = libc.malloc(8 << 20)
+ctypes.memset(block, 1, 8 << 20)
+before = resident()
+libc.free(block)
+print(before - resident())
+"""
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="glibc's mallopt")
+def test_a_freed_large_block_goes_back_to_the_system():
+    freed = {how: int(subprocess.run([sys.executable, "-c", FREED, how], capture_output=True, text=True,
+                                     check=True).stdout) for how in ("keep", "return")}
+    assert freed["keep"] < 4 << 20 < freed["return"]  # glibc's heap kept the 8 MB block; mapped, it went back
