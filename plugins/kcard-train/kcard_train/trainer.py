@@ -448,9 +448,8 @@ MMAP_THRESHOLD = 1 << 20  # blocks of this many bytes or more are the system's, 
 def return_large_blocks(threshold: int = MMAP_THRESHOLD) -> bool:
     """Have the C library map each block of ``threshold`` bytes or more on its own, for the rest of the
     process, so that freeing it hands it back to the system at once (glibc's ``mallopt``; elsewhere
-    nothing happens). Left alone,
-    glibc raises that threshold as big blocks are freed and keeps later ones in its heap, where
-    training's tensors of many sizes leave it growing. Whether the setting took."""
+    nothing happens). Left alone, glibc raises that threshold as big blocks are freed and keeps later
+    ones in its heap, where training's tensors of many sizes leave it growing. Whether it took."""
     try:
         return bool(ctypes.CDLL(None).mallopt(M_MMAP_THRESHOLD, threshold))
     except (AttributeError, OSError, TypeError):  # no mallopt, or no handle on the process itself
