@@ -110,9 +110,9 @@ its cards were not asked, because the reading base LLM could not travel with the
   with `MALLOC_MMAP_THRESHOLD_=1048576` on the code of *default (again, 2026-11-28)*, the same
   host, one after the other: the 4.3 KB text peaked at 4.02 GB against 4.49, in 645 s against 615,
   with the same recall after every pass (6, 20, 29, 29, 29, 29 of 34; an allocator does not change
-  the arithmetic, so the card was not asked: `--train-only`). On the 16.3 KB text, stopped after three passes on the
-  code before, the process grew from 2.5 to 4.0 GB during the first pass, fell to 3.1 GB at its
-  trim and grew again to 4.5 GB.
+  the arithmetic, so the card was not asked: `--train-only`). On the 16.3 KB text, stopped after
+  three passes on the code before, the process grew from 2.5 to 4.0 GB during the first pass, fell
+  to 3.1 GB at its trim and grew again to 4.5 GB.
 - *default* (2026-11-27, later): a chunked loss and batch widths in steps of 8 tokens. The output
   layer's logits over the 49,152-token vocabulary exist for at most 256 positions at once, each
   chunk padded to a multiple of 64, and their gradients are computed chunk by chunk with the loss;

@@ -545,11 +545,12 @@ def star_lines(lines: list[str]) -> dict[int, int]:
         return tuple(found[i][1].lower().split()[:2])
 
     kind: dict[int, str] = {}
-    for i in found:
+    for i, (_, title) in found.items():
         after = next((j for j in range(i + 1, len(lines)) if lines[j].strip()), None)
-        if after is None or after == i + 1 and after not in found or after not in found and found[i][1].endswith("."):
+        text_follows = after is not None and after not in found
+        if after is None or text_follows and (after == i + 1 or title.endswith(".")):
             kind[i] = "item"  # the last line, one whose text runs on to the next line, a sentence over text
-        elif after not in found or level[after] > level[i]:
+        elif text_follows or level[after] > level[i]:
             kind[i] = "heading"
         else:
             kind[i] = "leaf"
