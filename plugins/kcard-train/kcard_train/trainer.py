@@ -308,21 +308,26 @@ def estimate(model, tokenizer, ids: torch.Tensor, labels: torch.Tensor, recipe: 
     step's time grows with its tokens on a CPU and hardly at all on a GPU: at the mean width both
     scale alike); with cues, one batch of the recall check that follows each pass (on a GPU after a
     warm-up one), scaled the same way.
-    Memory: as those steps used it (AdamW's moments included), plus the best pass's fp16 copy."""
+    Memory: as those steps and one more on the pass's widest batch used it (AdamW's moments, the
+    gradients and the widest step's activations included), plus the best pass's fp16 copy."""
     epoch, steps = schedule_of(recipe, len(ids))
     trained = [parameter for parameter in model.parameters() if parameter.requires_grad]
     optimizer = torch.optim.AdamW(trained, lr=0.0, fused=True)
     batches = passes(ids, recipe.batch_size, torch.Generator().manual_seed(recipe.seed))
     one_pass = [next(batches) for _ in range(epoch)]
     widths = [padded(ids, batch) for batch in one_pass]
-    timed = []
-    for batch, width in typical(one_pass, widths, 4):
+
+    def step(batch: list[int]) -> float:
+        """One step on ``batch`` (the weights unchanged); its seconds."""
         started = time.perf_counter()
         loss_of(model, ids[batch], labels[batch]).backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
         finish(model.device)
-        timed.append((time.perf_counter() - started) / width)
+        return time.perf_counter() - started
+
+    timed = [step(batch) / width for batch, width in typical(one_pass, widths, 4)]
+    step(one_pass[widths.index(max(widths))])  # for the memory the widest step takes, not timed
     per_token = statistics.median(timed[1:] or timed)
     checking = 0.0
     if recipe.cues and probes:

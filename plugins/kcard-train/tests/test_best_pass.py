@@ -199,3 +199,20 @@ def test_a_freed_large_block_goes_back_to_the_system():
     freed = {how: int(subprocess.run([sys.executable, "-c", FREED, how], capture_output=True, text=True,
                                      check=True).stdout) for how in ("keep", "return")}
     assert freed["keep"] < 4 << 20 < freed["return"]  # glibc's heap kept the 8 MB block; mapped, it went back
+
+
+def test_the_estimate_takes_its_memory_from_the_widest_batch_too(monkeypatch):
+    from kcard_train import trainer
+
+    ids = torch.tensor([[1] * n + [trainer.PAD] * (10 - n) for n in (2, 3, 3, 4, 4, 5, 5, 10)])
+    stepped = []
+    loss_of = trainer.loss_of
+
+    def counted(model, ids, labels):
+        stepped.append(int((ids != trainer.PAD).sum(1).max()))
+        return loss_of(model, ids, labels)
+
+    monkeypatch.setattr(trainer, "loss_of", counted)
+    seconds, memory = trainer.estimate(Tiny(), None, ids, ids.clone(), Recipe(steps=4, batch_size=2), [])
+    assert len(stepped) == 5 and stepped[-1] == 10  # four timed steps, then the widest batch's
+    assert seconds > 0 and memory >= trainer.peak_gb()
