@@ -112,7 +112,9 @@ its cards were not asked, because the reading base LLM could not travel with the
   with the same recall after every pass (6, 20, 29, 29, 29, 29 of 34; an allocator does not change
   the arithmetic, so the card was not asked: `--train-only`). On the 16.3 KB text, stopped after
   three passes on the code before, the process grew from 2.5 to 4.0 GB during the first pass, fell
-  to 3.1 GB at its trim and grew again to 4.5 GB.
+  to 3.1 GB at its trim and grew again to 4.5 GB. With the threshold (the default), the whole
+  16.3 KB run peaked at 4.15 GB against 6.44 on the code of *cheaper recall check*, recalling 137
+  of 146 against 135; it took 2,335 s on a host that trains about 1.7 times slower than that row's.
 - *default* (2026-11-27, later): a chunked loss and batch widths in steps of 8 tokens. The output
   layer's logits over the 49,152-token vocabulary exist for at most 256 positions at once, each
   chunk padded to a multiple of 64, and their gradients are computed chunk by chunk with the loss;
@@ -167,7 +169,12 @@ The estimate times four steps on the batches nearest a pass's mean width, the fi
 one batch of the recall check. It scales their median time per token to eight passes, the most a run
 takes. On the CPU it said 371 s for the 4.3 KB text, which took 407 s (all eight passes), and 1,091
 s for the 16.3 KB text, which took 1,365 s (−20%), and 4,584 s for the 53.2 KB text, which took
-5,504 s (−17%). For kelderwick it said 136 s; the run took 100 s because recall stopped rising after
+5,504 s (−17%); at the 1 MB mmap threshold, 2,296 s for the 16.3 KB text's 2,335 s (−2%). Its
+memory was what four steps of a pass's mean width use: 2.8 GB there, for a peak of 4.15 GB, and
+2.9 GB for the 4.3 KB text's 4.00. Since 2026-11-28 it also takes a step on the pass's widest batch
+(untimed) and says 3.4 GB for both (−15% and −18%; kelderwick 2.9 GB for 3.2). What it still leaves
+out is the growth between steps (see Memory).
+For kelderwick it said 136 s; the run took 100 s because recall stopped rising after
 five passes. Timing one step, as it once did, it had said 786 s and 394 s for the same text and
 code.
 
@@ -212,6 +219,17 @@ allocator that returns freed pages (jemalloc) or keeps blocks by size (tcmalloc)
 near its live memory, and so do steps whose tensors take few sizes. Neither allocator installs with
 pip, so the default shapes its steps; where one is installed (`apt install libtcmalloc-minimal4`),
 preloading it is the user's choice.
+
+Where the peak is reached now (the default, the 4.3 KB text; VmHWM read between steps by a script
+not committed): every new high came during a step on the widest batches, 8 rows of 128 tokens.
+Between steps the process grew from 2.25 GB after the first steps to 3.26 GB at the end, and such a
+step adds about 0.75 GB to that: the gradients (0.43 GB, freed after each update and allocated again
+by the next backward pass), the bfloat16 copies of the weights autocast makes for each step (0.21
+GB) and the activations. Cutting each step into parts of at most 512 tokens, with the gradients
+accumulated, lowered the peak only from 4.00 to 3.85 GB, made a step 8% slower, and changed recall
+(10, 23, 26, 31, 32, 31, 31, 33 of 34 against 6, 20, 29, 29, 29, 29): not kept. What remains to
+lower is the growth between steps and the gradients' memory (an optimizer step per weight as its
+gradient comes, which clipping by the global norm rules out as it is).
 
 Goal (issue 47): ≤ 1 minute per KB and ≤ 4 GB at every size, the estimate within ±30%.
 Reproduce: `python benchmarks/train_scale.py --size 2 --size 5 --recipe NAME`, with a recipe's
