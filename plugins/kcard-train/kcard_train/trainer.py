@@ -577,7 +577,7 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
     # the weights change inside: bfloat16 copies of them must not be cached across steps
     with torch.autocast(model.device.type, dtype=torch.bfloat16, enabled=recipe.bf16, cache_enabled=False):
         seconds, memory = estimate(model, tokenizer, ids, labels, recipe, probes)
-        click.echo(f"estimated: at most {seconds / 60:.1f} minutes and {memory:.1f} GB on this machine"
+        click.echo(f"estimated: at most {seconds / 60:.1f} minutes and about {memory:.1f} GB on this machine"
                    + (" (less if every passage comes back early)" if recipe.cues else ""), err=True)
         before = perplexity(model, val_ids, val_labels, recipe.batch_size)
         progress: list[dict] = []
