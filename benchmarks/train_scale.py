@@ -169,14 +169,14 @@ The estimate times four steps on the batches nearest a pass's mean width, the fi
 one batch of the recall check. It scales their median time per token to eight passes, the most a run
 takes. On the CPU it said 371 s for the 4.3 KB text, which took 407 s (all eight passes), and 1,091
 s for the 16.3 KB text, which took 1,365 s (−20%), and 4,584 s for the 53.2 KB text, which took
-5,504 s (−17%); at the 1 MB mmap threshold, 2,296 s for the 16.3 KB text's 2,335 s (−2%). Its
-memory was what four steps of a pass's mean width use: 2.8 GB there, for a peak of 4.15 GB, and
-2.9 GB for the 4.3 KB text's 4.00. Since 2026-11-28 it also takes a step on the pass's widest batch
-(untimed) and says 3.4 GB for both (−15% and −18%; kelderwick 2.9 GB for 3.2). What it still leaves
-out is the growth between steps (see Memory).
-For kelderwick it said 136 s; the run took 100 s because recall stopped rising after
-five passes. Timing one step, as it once did, it had said 786 s and 394 s for the same text and
-code.
+5,504 s (−17%); at the 1 MB mmap threshold, 2,296 s for the 16.3 KB text's 2,335 s (−2%). For
+kelderwick it said 136 s; the run took 100 s because recall stopped rising after five passes.
+Timing one step, as it once did, it had said 786 s and 394 s for the same text and code.
+
+Its memory was what four steps of a pass's mean width use: 2.8 GB for the 16.3 KB text, which
+peaked at 4.15 GB, and 2.9 GB for the 4.3 KB text's 4.00. Since 2026-11-28 it also takes a step on
+the pass's widest batch (untimed) and says 3.4 GB for both (−15% and −18%; kelderwick 2.9 GB for
+3.2). What it still leaves out is the growth between steps (see Memory).
 
 On the H200 it still says too much: 246 s for kelderwick's 86 s, 209 s for the 4.3 KB text's
 114 s. Timing the first four batches of a pass it had said 318 s for kelderwick there, and 505 s

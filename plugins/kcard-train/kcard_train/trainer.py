@@ -446,6 +446,15 @@ def peak_gb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2)
 
 
+def _c_library(function: str, *args: int) -> int | None:
+    """What the process's C library's ``function(*args)`` returns; None where the library has no such
+    function or the process gives no handle on itself."""
+    try:
+        return getattr(ctypes.CDLL(None), function)(*args)
+    except (AttributeError, OSError, TypeError):
+        return None
+
+
 M_MMAP_THRESHOLD = -3  # glibc's mallopt() parameter
 MMAP_THRESHOLD = 1 << 20  # blocks of this many bytes or more are the system's, each mapped on its own
 
@@ -455,20 +464,14 @@ def return_large_blocks(threshold: int = MMAP_THRESHOLD) -> bool:
     process, so that freeing it hands it back to the system at once (glibc's ``mallopt``; elsewhere
     nothing happens). Left alone, glibc raises that threshold as big blocks are freed and keeps later
     ones in its heap, where training's tensors of many sizes leave it growing. Whether it took."""
-    try:
-        return bool(ctypes.CDLL(None).mallopt(M_MMAP_THRESHOLD, threshold))
-    except (AttributeError, OSError, TypeError):  # no mallopt, or no handle on the process itself
-        return False
+    return bool(_c_library("mallopt", M_MMAP_THRESHOLD, threshold))
 
 
 def release_freed_memory() -> None:
     """Hand freed pages back to the system where the C library can (glibc's ``malloc_trim``, a
     fraction of a second; elsewhere nothing happens): glibc keeps freed blocks inside its heap for
     reuse, and blocks of one step's sizes do not all fit the next step's."""
-    try:
-        ctypes.CDLL(None).malloc_trim(0)
-    except (AttributeError, OSError, TypeError):  # no malloc_trim, or no handle on the process itself
-        pass
+    _c_library("malloc_trim", 0)
 
 
 def _toml_table(header: str, values: dict) -> str:
