@@ -104,7 +104,19 @@ its cards were not asked, because the reading base LLM could not travel with the
 
 ## Recipes, newest first
 
-- *glibc mmap threshold 1 MB* (2026-11-28, the default since): `kcard train` first has glibc map
+- *best pass on disk* (2026-11-28, the default since): the weights of the pass that recalled most
+  wait in a temporary safetensors file (fp16, 0.21 GB for SmolLM2's 107M trained weights) instead of
+  in memory. The arithmetic is unchanged: the 4.3 KB text recalled 6, 20, 29, 29, 29, 29 of 34 as
+  before, peaking at 3.83 GB against 4.02, in 601 s against 645 s on a host of the same speed. The
+  16.3 KB text recalled 54, 115, 128, 135, 134, 136, 137, 137 of 146 as before and peaked at 3.88 GB
+  against 4.15, in 2,531 s against 2,335 s (a slower host: 1.87 s a step against 1.73).
+- *4 cues* and *4 cues, 4 passes* (2026-11-28, not kept): `--cues 4` trains each passage after four
+  cues instead of eight, so a pass has 217 rows instead of 329 on the 4.3 KB text. Alone it saved no
+  time there (603 s, the same host as *best pass on disk*): recall kept rising a little (2, 13, 24,
+  26, 26, 27, 26, 26), so all eight passes ran; it answered 45 of 60 (recall 27 of 34), kelderwick 20
+  of 20. With `--epochs 4` as well it took 351 s (81 s a KB, against 139 for the default), but
+  recalled 24 of 34 and answered 38 of 60 against 29 and 41; kelderwick 13 of 15 and 19 of 20.
+- *glibc mmap threshold 1 MB* (2026-11-28): `kcard train` first has glibc map
   every block of 1 MB or more on its own (`mallopt(M_MMAP_THRESHOLD)`), so a freed tensor goes back
   to the system at once instead of staying in a heap that steps of many sizes fragment. Measured
   with `MALLOC_MMAP_THRESHOLD_=1048576` on the code of *default (again, 2026-11-28)*, the same
@@ -163,6 +175,18 @@ first steps use, before the peak grows). Recall was still rising at the end (91,
 than the own-card texts', so its batches are wider. The peak grows with the steps, as the Memory
 section says.
 
+## What limits the time
+
+A training step on these 2 cores costs 3.5 to 4.3 ms a token (forward, backward and the update, in
+bfloat16; batches of 8 rows of 48 tokens, the typical width, and of 128), about 250 tokens a
+second. Wider batches hardly help: 16 and 32 rows of 48 cost 7% and 9% less a token. A pass over the
+4.3 KB text is 17,000 tokens (34 passages, each alone and after eight cues, with the cues' own
+tokens), 16 s a KB at that rate; loading, the estimate, a recall check after each pass and writing
+the card come on top. One minute a KB thus leaves room for about three passes, and recall on these
+texts rises for three to six (*4 cues, 4 passes* shows what fewer rows cost). `torch.compile`
+(inductor, dynamic shapes, on the decoder) made a step 13% faster after 228 s of compiling: not
+worth it for runs of minutes.
+
 ## The estimate
 
 The estimate times four steps on the batches nearest a pass's mean width, the first a warm-up, and
@@ -175,8 +199,9 @@ Timing one step, as it once did, it had said 786 s and 394 s for the same text a
 
 Its memory was what four steps of a pass's mean width use: 2.8 GB for the 16.3 KB text, which
 peaked at 4.15 GB, and 2.9 GB for the 4.3 KB text's 4.00. Since 2026-11-28 it also takes a step on
-the pass's widest batch (untimed) and says 3.4 GB for both (−15% and −18%; kelderwick 2.9 GB for
-3.2). What it still leaves out is the growth between steps (see Memory).
+the pass's widest batch (untimed): 3.4 GB for both (−15% and −18%; kelderwick 2.9 GB for 3.2). With
+the best pass on disk it says 3.1 and 3.2 GB for their 3.83 and 3.88 (−19% and −18%), and 2,527 s
+for the 16.3 KB text's 2,531 s. What it leaves out is the growth between steps (see Memory).
 
 On the H200 it still says too much: 246 s for kelderwick's 86 s, 209 s for the 4.3 KB text's
 114 s. Timing the first four batches of a pass it had said 318 s for kelderwick there, and 505 s
@@ -228,8 +253,10 @@ by the next backward pass), the bfloat16 copies of the weights autocast makes fo
 GB) and the activations. Cutting each step into parts of at most 512 tokens, with the gradients
 accumulated, lowered the peak only from 4.00 to 3.85 GB, made a step 8% slower, and changed recall
 (10, 23, 26, 31, 32, 31, 31, 33 of 34 against 6, 20, 29, 29, 29, 29): not kept. What remains to
-lower is the growth between steps and the gradients' memory (an optimizer step per weight as its
-gradient comes, which clipping by the global norm rules out as it is).
+lower is the growth between steps and the gradients' memory. An optimizer step per weight as its
+gradient comes would free each gradient at once, but the global norm that clipping needs is known
+only at the end of the backward pass, and clipping acts: on the 4.3 KB text the norm was above 1 in
+133 of 252 steps (median 1.13, largest 130).
 
 Goal (issue 47): ≤ 1 minute per KB and ≤ 4 GB at every size, the estimate within ±30%.
 Reproduce: `python benchmarks/train_scale.py --size 2 --size 5 --recipe NAME`, with a recipe's

@@ -23,6 +23,18 @@ def test_the_best_pass_is_kept_and_restored():
     best.restore(model)
     assert torch.equal(model.weight, torch.full((2, 4), 2.0))
     assert not best.stalled(2 + PATIENCE - 1) and best.stalled(2 + PATIENCE)  # no better pass since the second
+    assert best.file.is_file()  # the copy waits on disk, not in memory
+    best.close()
+    assert not best.file.parent.exists()
+
+
+def test_no_pass_offered_restores_nothing():
+    model = torch.nn.Linear(4, 2)
+    before = model.weight.clone()
+    best = BestPass()
+    best.restore(model)
+    assert torch.equal(model.weight, before)
+    best.close()
 
 
 class Tiny(torch.nn.Module):
