@@ -175,6 +175,11 @@ first steps use, before the peak grows). Recall was still rising at the end (91,
 than the own-card texts', so its batches are wider. The peak grows with the steps, as the Memory
 section says.
 
+On 2026-11-28, with the best pass on disk, the same folder (now 344 passages, 3,406 rows) was
+trained with `--max-minutes 28` as a check of memory, not a row: 751 steps (nearly two passes,
+recall 102 and 188 of 344) in 1,865 s, peaking at 3.94 GB; the estimate said at most 143.7 minutes
+and about 3.2 GB. A whole run at today's code has not been measured.
+
 ## What limits the time
 
 A training step on these 2 cores costs 3.5 to 4.3 ms a token (forward, backward and the update, in
