@@ -408,8 +408,9 @@ class BestPass:
         if not self.number:
             return
         with safe_open(self.file, "pt") as weights:
+            kept = set(weights.keys())
             for name, parameter in model.named_parameters():
-                if name in weights.keys():
+                if name in kept:
                     parameter.copy_(weights.get_tensor(name).to(parameter.dtype))
 
     def close(self) -> None:
