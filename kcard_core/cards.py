@@ -14,7 +14,8 @@ from kcard_core.artifacts import Artifact
 from kcard_core.backends import Adapted, Backend, Sampling
 from kcard_core.cache import GenerationCache
 from kcard_core.config import limit
-from kcard_core.documents import SEPARATOR, ContextualTexts, PassageFile, read_corpus, read_passages
+from kcard_core.documents import (SEPARATOR, ContextualTexts, Passage, PassageFile, closest_sentences, read_corpus,
+                                  read_passages)
 from kcard_core.errors import KcardError
 from kcard_core.loading import load_object
 from kcard_core.text import complete_sentences, cue_form
@@ -48,6 +49,7 @@ class RetrievalDefaults:
     passages: int = 3
     floor: float = 0.75
     coverage: float = 0.3
+    sentences: int = 1  # of passages under a heading path, the reader gets this many sentences (0: whole)
     subject: str = ""  # what the card's whole text is about (any card with a text, an LM card's too): every
     # passage covers it, and a question that names it is for this card even in other words (QuestionIndex)
 
@@ -91,9 +93,10 @@ class CardManifest:
             retrieval = RetrievalDefaults(**data.get("retrieval", {}))
         except TypeError as error:
             raise ValueError(f"card manifest [retrieval]: {error}") from None
-        if not (retrieval.passages >= 1 and 0 <= retrieval.floor <= 1 and 0 <= retrieval.coverage <= 1):
-            raise ValueError("card manifest [retrieval]: passages must be at least 1, floor and coverage "
-                             "within [0, 1]")
+        if not (retrieval.passages >= 1 and retrieval.sentences >= 0 and 0 <= retrieval.floor <= 1
+                and 0 <= retrieval.coverage <= 1):
+            raise ValueError("card manifest [retrieval]: passages must be at least 1, sentences at least 0, "
+                             "floor and coverage within [0, 1]")
         return cls(name=data["name"], description=data["description"], version=data["version"],
                    license=data["license"], artifacts=artifacts, prompt=data.get("prompt", "{query}"),
                    chat=bool(data.get("chat", False)), generation=generation, type=data.get("type", "lm"),
@@ -292,14 +295,15 @@ class RetrievalCard(Card):
 
     def written(self, query: str, n: int, sampling: Sampling) -> list[tuple[str, dict[str, Any]]]:
         # One document, best passage first, as a KG card writes one: the relevance selector does not
-        # reorder BM25's passages, and the reader sees them all.
+        # reorder BM25's passages; of passages under a heading path the reader sees the closest sentences.
         kept = self.found(query)
         if not kept:
             return []
         texts, corpus = self.index().texts, self._built.get("corpus")
-        sources = [SEPARATOR.join(filter(None, (p.source, *p.headings))) for p in (corpus[i] for i in kept)] \
-            if corpus is not None else []
-        return [(" ".join(texts[i] for i in kept), {"sources": sources} if any(sources) else {})]
+        found = [corpus[i] if corpus is not None else Passage(texts[i]) for i in kept]
+        found = closest_sentences(query, found, self.manifest.retrieval.sentences)
+        sources = [SEPARATOR.join(filter(None, (p.source, *p.headings))) for p in found]
+        return [(" ".join(p.contextual() for p in found), {"sources": sources} if any(sources) else {})]
 
     def passages(self) -> Sequence[str]:
         if self.manifest.corpus:

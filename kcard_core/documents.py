@@ -21,7 +21,7 @@ import json
 import logging
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
@@ -161,6 +161,26 @@ class PassageFile(Sequence[Passage]):
         start = int(self.ends[index - 1]) + 1 if index else 0
         line = self.data[start: int(self.ends[index])].decode("utf-8")
         return jsonl_passages(line, self.path, "")[0]
+
+
+def closest_sentences(query: str, passages: Sequence[Passage], n: int) -> list[Passage]:
+    """What a reader is given of ``passages`` for ``query``: the ``n`` sentences of the passages that
+    carry a heading path closest to it, best first (BM25 over the sentences of all of them, each read
+    with its heading path in front; a passage without a heading path counts as one sentence), each a
+    passage of its own under its passage's source and headings. Passages none of which carries a
+    heading path, or ``n`` = 0, come back whole: a sentence of plain prose may need the ones before it
+    ("It was begun in 1284"), a sentence under its heading path has its context with it."""
+    if n == 0 or not any(passage.headings for passage in passages):
+        return list(passages)
+    from kcard_core.retrieval import QuestionIndex
+
+    pieces = [replace(passage, text=part) for passage in passages
+              for part in (sentences(passage.text) if passage.headings else [passage.text])]
+    if len(pieces) <= n:
+        return pieces
+    best = [position for _, position in QuestionIndex([piece.contextual() for piece in pieces]).found(query, k=n)]
+    rest = [position for position in range(len(pieces)) if position not in best]  # reached by no query word
+    return [pieces[position] for position in [*best, *rest][:n]]
 
 
 class ContextualTexts(Sequence[str]):

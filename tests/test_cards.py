@@ -194,6 +194,8 @@ def test_retrieval_settings_are_checked(tmp_path):
         retrieval_card(tmp_path, "[retrieval]\nfloor = 2\n")
     with pytest.raises(ValueError, match=r"\[retrieval\]"):
         retrieval_card(tmp_path, "[retrieval]\nk = 2\n")
+    with pytest.raises(ValueError, match="sentences at least 0"):
+        retrieval_card(tmp_path, "[retrieval]\nsentences = -1\n")
 
 
 def test_a_card_carries_its_own_evidence_text(tmp_path):

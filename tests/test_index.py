@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 from kcard_core.cards import Card
 from kcard_core.cli import cli
-from kcard_core.documents import Passage, PassageFile, passages_jsonl
+from kcard_core.documents import Passage, PassageFile, closest_sentences, passages_jsonl
 from kcard_core.retrieval import BM25, Postings, QuestionIndex
 
 TEXTS = ["The Quillan lighthouse was built in 1887 by Mara Velt.", "The Quillan ferry sails to Osk twice a day.",
@@ -70,6 +70,30 @@ def test_a_new_card_opens_its_packaged_index_and_reads_passages_when_found(tmp_p
     with caplog.at_level(logging.INFO):
         assert Card.from_manifest(manifest).find("ferry") == ["Release 2.0: The ferry sails twice a day."]
     assert "made by another version of kcard; building its index" in caplog.text
+
+
+def test_passages_under_headings_give_their_closest_sentences_under_the_heading(tmp_path):
+    release = Passage("The ferry sails twice a day. The Osk timetable was removed. Fares rose.", "NEWS",
+                      ("Release 2.1",))
+    older = Passage("The lighthouse opened to visitors.", "NEWS", ("Release 2.0",))
+    question = "In which release was the Osk timetable removed?"
+    assert closest_sentences(question, [release, older], 1) == [
+        Passage("The Osk timetable was removed.", "NEWS", ("Release 2.1",))]
+    two = closest_sentences("When did the lighthouse open and the Osk timetable go?", [older, release], 2)
+    assert [p.contextual() for p in two] == ["Release 2.1: The Osk timetable was removed.",
+                                             "Release 2.0: The lighthouse opened to visitors."]
+    assert closest_sentences(question, [release, older], 0) == [release, older]
+    prose = [Passage(release.text), Passage(older.text)]  # no heading path: a sentence may need the one before
+    assert closest_sentences(question, prose, 1) == prose
+
+    (tmp_path / "NEWS").write_text("* Release 2.1\n\nThe ferry sails twice a day. The Osk timetable was removed.\n")
+    made = CliRunner().invoke(cli, ["new", "card", "quillan", "--corpus", str(tmp_path / "NEWS"), "--output-dir",
+                                    str(tmp_path), "--no-input"])
+    assert made.exit_code == 0, made.output
+    card = Card.from_manifest(tmp_path / "kcard-card-quillan" / "kcard_card_quillan" / "card.toml")
+    assert card.manifest.retrieval.sentences == 1
+    assert card.written(question, 1, None) == [("Release 2.1: The Osk timetable was removed.",
+                                                 {"sources": ["NEWS › Release 2.1"]})]
 
 
 def test_a_passage_file_reads_each_line_when_asked(tmp_path):
