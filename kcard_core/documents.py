@@ -165,22 +165,19 @@ class PassageFile(Sequence[Passage]):
 
 def closest_sentences(query: str, passages: Sequence[Passage], n: int) -> list[Passage]:
     """What a reader is given of ``passages`` for ``query``: the ``n`` sentences of the passages that
-    carry a heading path closest to it, best first (BM25 over the sentences of all of them, each read
-    with its heading path in front; a passage without a heading path counts as one sentence), each a
-    passage of its own under its passage's source and headings. Passages none of which carries a
-    heading path, or ``n`` = 0, come back whole: a sentence of plain prose may need the ones before it
-    ("It was begun in 1284"), a sentence under its heading path has its context with it."""
+    carry a heading path closest to it, best first (:func:`kcard_core.retrieval.closest` over the
+    sentences of all of them, each read with its heading path in front; a passage without a heading
+    path counts as one sentence), each a passage of its own under its passage's source and headings.
+    Passages none of which carries a heading path, or ``n`` = 0, come back whole: a sentence of plain
+    prose may need the ones before it ("It was begun in 1284"), a sentence under its heading path has
+    its context with it."""
     if n == 0 or not any(passage.headings for passage in passages):
         return list(passages)
-    from kcard_core.retrieval import QuestionIndex
+    from kcard_core.retrieval import closest
 
     pieces = [replace(passage, text=part) for passage in passages
               for part in (sentences(passage.text) if passage.headings else [passage.text])]
-    if len(pieces) <= n:
-        return pieces
-    best = [position for _, position in QuestionIndex([piece.contextual() for piece in pieces]).found(query, k=n)]
-    rest = [position for position in range(len(pieces)) if position not in best]  # reached by no query word
-    return [pieces[position] for position in [*best, *rest][:n]]
+    return [pieces[position] for position in closest(query, [piece.contextual() for piece in pieces], n)]
 
 
 class ContextualTexts(Sequence[str]):

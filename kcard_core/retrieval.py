@@ -10,6 +10,7 @@ import math
 import os
 import re
 import tempfile
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Callable, Sequence
@@ -199,6 +200,33 @@ def pairs(text: str, leave_out: frozenset[str] = STOPWORDS) -> set[str]:
     return {f"{a} {b}" for a, b in zip(kept, kept[1:]) if a and b}
 
 
+def passage_terms(text: str) -> list[str]:
+    """The terms a passage is indexed by for questions: its words, stemmed, common ones left out."""
+    return [stem(word) for word in words(text, NUMBERED_WORD)]
+
+
+def question_terms(query: str) -> set[str]:
+    """The terms a question is looked up by: :func:`passage_terms`, less the words of its answer's kind."""
+    return {stem(word) for word in words(query, NUMBERED_WORD) if word not in ANSWER_KIND_WORDS}
+
+
+def closest(query: str, texts: Sequence[str], k: int) -> list[int]:
+    """The positions of the ``k`` of ``texts`` closest to ``query``, best first: BM25 over these texts
+    alone, as :class:`QuestionIndex` scores a card's passages (its terms, k1 = 1.5, b = 0.75, Lucene's
+    idf), computed here for a few texts (the sentences of the passages a card found) rather than by an
+    index built for them. Ties, and texts that hold none of the query's terms, keep their order."""
+    held = [Counter(passage_terms(text)) for text in texts]
+    lengths = np.array([sum(counts.values()) for counts in held], dtype=float)
+    damping = 1.5 * (1 - 0.75 + 0.75 * lengths / max(lengths.mean(), 1.0))
+    score = np.zeros(len(texts))
+    for term in question_terms(query):
+        frequency = np.array([counts[term] for counts in held], dtype=float)
+        holding = np.count_nonzero(frequency)
+        if holding:
+            score += math.log(1 + (len(texts) - holding + 0.5) / (holding + 0.5)) * frequency / (frequency + damping)
+    return sorted(range(len(texts)), key=lambda position: -score[position])[:k]
+
+
 class QuestionIndex(BM25):
     """A user's question against a card's passages: words stemmed, question-form words left out.
 
@@ -222,10 +250,10 @@ class QuestionIndex(BM25):
         return bool(self.subject) and self.subject <= self.query_terms(query)
 
     def terms(self, text: str) -> list[str]:
-        return [stem(word) for word in words(text, NUMBERED_WORD)]
+        return passage_terms(text)
 
     def query_terms(self, query: str) -> set[str]:
-        return {stem(word) for word in words(query, NUMBERED_WORD) if word not in ANSWER_KIND_WORDS}
+        return question_terms(query)
 
     def holds(self, term: str) -> bool:
         """Whether a passage holds ``term``: a word of :meth:`query_terms` or a pair of :func:`pairs`

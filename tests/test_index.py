@@ -1,6 +1,7 @@
 """Retrieval indexes are built once: saved into a card package by kcard new card, else into kcard's cache."""
 
 import logging
+import random
 
 import pytest
 from click.testing import CliRunner
@@ -8,7 +9,7 @@ from click.testing import CliRunner
 from kcard_core.cards import Card
 from kcard_core.cli import cli
 from kcard_core.documents import Passage, PassageFile, closest_sentences, passages_jsonl
-from kcard_core.retrieval import BM25, Postings, QuestionIndex
+from kcard_core.retrieval import BM25, Postings, QuestionIndex, closest
 
 TEXTS = ["The Quillan lighthouse was built in 1887 by Mara Velt.", "The Quillan ferry sails to Osk twice a day.",
          "Release 2.1 removed the Osk timetable.", ""]
@@ -54,7 +55,7 @@ def test_an_empty_corpus_finds_nothing():
 
 
 def test_a_new_card_opens_its_packaged_index_and_reads_passages_when_found(tmp_path, monkeypatch, caplog):
-    (tmp_path / "NEWS").write_text("* Release 2.1\n\nThe Osk timetable was removed.\n\n"
+    (tmp_path / "NEWS").write_text("* Release 2.1\n\nThe Osk timetable was removed. Fares rose.\n\n"
                                    "* Release 2.0\n\nThe ferry sails twice a day.\n")
     made = CliRunner().invoke(cli, ["new", "card", "quillan", "--corpus", str(tmp_path / "NEWS"), "--output-dir",
                                     str(tmp_path), "--no-input"])
@@ -72,6 +73,20 @@ def test_a_new_card_opens_its_packaged_index_and_reads_passages_when_found(tmp_p
     assert "made by another version of kcard; building its index" in caplog.text
 
 
+def test_a_few_texts_are_ranked_as_an_index_of_them_ranks_them():
+    rng = random.Random(7)
+    vocabulary = "ferry osk timetable lighthouse quillan release removed sails built 1887 2.1 mara".split()
+    texts = [" ".join(rng.choices(vocabulary, k=rng.randint(1, 12))) for _ in range(30)] + [""]
+    index = QuestionIndex(texts)
+    for _ in range(40):
+        query = " ".join(rng.sample(vocabulary, rng.randint(1, 4)))
+        found = index.found(query, k=len(texts))
+        score = {position: value for value, position in found}
+        ranked = closest(query, texts, len(texts))
+        assert [score[position] for position in ranked[:len(found)]] == [value for value, _ in found] != []
+        assert ranked[len(found):] == [position for position in range(len(texts)) if position not in score]
+
+
 def test_passages_under_headings_give_their_closest_sentences_under_the_heading(tmp_path):
     release = Passage("The ferry sails twice a day. The Osk timetable was removed. Fares rose.", "NEWS",
                       ("Release 2.1",))
@@ -80,8 +95,8 @@ def test_passages_under_headings_give_their_closest_sentences_under_the_heading(
     assert closest_sentences(question, [release, older], 1) == [
         Passage("The Osk timetable was removed.", "NEWS", ("Release 2.1",))]
     two = closest_sentences("When did the lighthouse open and the Osk timetable go?", [older, release], 2)
-    assert [p.contextual() for p in two] == ["Release 2.1: The Osk timetable was removed.",
-                                             "Release 2.0: The lighthouse opened to visitors."]
+    assert sorted(p.contextual() for p in two) == ["Release 2.0: The lighthouse opened to visitors.",
+                                                   "Release 2.1: The Osk timetable was removed."]
     assert closest_sentences(question, [release, older], 0) == [release, older]
     prose = [Passage(release.text), Passage(older.text)]  # no heading path: a sentence may need the one before
     assert closest_sentences(question, prose, 1) == prose
