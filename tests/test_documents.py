@@ -271,10 +271,11 @@ def test_a_card_from_a_real_news_file_answers_which_release(mpfr_registry):
 
 
 @pytest.mark.slow
-def test_the_span_reader_answers_which_release_with_the_version_alone(mpfr_registry):
+@pytest.mark.parametrize("backend", ["llama-cpp", "transformers"])
+def test_the_span_reader_answers_which_release_with_the_version_alone(mpfr_registry, backend):
     from kcard_core.chains import build_chain
 
-    chain = build_chain("bottom-up", cards=["mpfr"], registry=mpfr_registry, reader="span")
+    chain = build_chain("bottom-up", cards=["mpfr"], registry=mpfr_registry, reader="span", backend=backend)
     answers = [chain.invoke(question)["answer"] for question in (
         "Which GNU MPFR version was called the \"dinde aux marrons\" release?",
         "In which GNU MPFR version did the MPFR_RNDA rounding mode become available?")]
