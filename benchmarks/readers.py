@@ -164,8 +164,10 @@ completion prompt) unless the row names a chat model, served by llama-cpp-python
 chat messages through `ChatOpenAI`. EM and contains in %; copied sentences: answers of more than
 eight words found word for word in the knowledge where the gold is a short span. The `own-card-lm`
 and `midtermqa` rows were read before the reading demonstrations of 2026-11-28 (docs/decisions.md),
-the others after; the real-document rows also after that day's outline change, with the splits of
-`real-docs.md` (thirteen documents tuning, three held out).
+the others after; the real-document rows also after that day's outline change and, for `rules` and
+`span`, after a card's found passages under a heading path gave the reader their closest sentence
+(`[retrieval] sentences = 1`), with the splits of `real-docs.md` (thirteen documents tuning, three
+held out).
 
 {lines}
 
