@@ -26,6 +26,7 @@ logger = logging.getLogger(__name__)
 # a version or section number stays one word ("1.14.10", "2.3.1"), as Unicode's word boundaries (UAX #29) have it:
 # a question names "dbus 1.14.10", which its parts "1", "14", "10" do not tell from any other release
 NUMBERED_WORD = re.compile(r"\bv?\d+(?:\.\w+)+|\w+")
+K1, B = 1.5, 0.75  # Okapi BM25's term-frequency saturation and length normalisation
 
 
 def words(text: str, word: re.Pattern = WORD) -> list[str]:
@@ -52,7 +53,7 @@ def stem(word: str) -> str:
 
 
 class BM25:
-    """Texts scored against a query by Okapi BM25 (k1 = 1.5, b = 0.75, Lucene's idf); claims against
+    """Texts scored against a query by Okapi BM25 (:data:`K1`, :data:`B`, Lucene's idf); claims against
     evidence sentences here (fact-checking), :class:`QuestionIndex` for questions.
 
     The scores are a sparse term-by-text matrix that bm25s builds once; :meth:`save` writes it to one
@@ -158,7 +159,7 @@ class Postings:
 
         if not any(terms):  # bm25s needs a word
             return cls({}, np.zeros(0, np.float32), np.zeros(0, np.int32), np.zeros(1, np.int64), len(terms))
-        model = bm25s.BM25(k1=1.5, b=0.75, method="lucene", csc_backend="numpy")
+        model = bm25s.BM25(k1=K1, b=B, method="lucene", csc_backend="numpy")
         model.index(terms, show_progress=False)
         scores = model.scores
         return cls(model.vocab_dict, scores["data"], scores["indices"], scores["indptr"], len(terms))
@@ -212,12 +213,12 @@ def question_terms(query: str) -> set[str]:
 
 def closest(query: str, texts: Sequence[str], k: int) -> list[int]:
     """The positions of the ``k`` of ``texts`` closest to ``query``, best first: BM25 over these texts
-    alone, as :class:`QuestionIndex` scores a card's passages (its terms, k1 = 1.5, b = 0.75, Lucene's
+    alone, as :class:`QuestionIndex` scores a card's passages (its terms, :data:`K1`, :data:`B`, Lucene's
     idf), computed here for a few texts (the sentences of the passages a card found) rather than by an
     index built for them. Ties, and texts that hold none of the query's terms, keep their order."""
     held = [Counter(passage_terms(text)) for text in texts]
     lengths = np.array([sum(counts.values()) for counts in held], dtype=float)
-    damping = 1.5 * (1 - 0.75 + 0.75 * lengths / max(lengths.mean(), 1.0))
+    damping = K1 * (1 - B + B * lengths / max(lengths.mean(), 1.0))
     score = np.zeros(len(texts))
     for term in question_terms(query):
         frequency = np.array([counts[term] for counts in held], dtype=float)
