@@ -6,7 +6,6 @@ import functools
 import hashlib
 import io
 import logging
-import math
 import os
 import re
 import tempfile
@@ -27,6 +26,11 @@ logger = logging.getLogger(__name__)
 # a question names "dbus 1.14.10", which its parts "1", "14", "10" do not tell from any other release
 NUMBERED_WORD = re.compile(r"\bv?\d+(?:\.\w+)+|\w+")
 K1, B = 1.5, 0.75  # Okapi BM25's term-frequency saturation and length normalisation
+
+
+def idf(count: int, held: float | np.ndarray) -> float | np.ndarray:
+    """Lucene's idf of a term that ``held`` of ``count`` texts hold: log(1 + (N - df + 0.5) / (df + 0.5))."""
+    return np.log(1 + (count - held + 0.5) / (held + 0.5))
 
 
 def words(text: str, word: re.Pattern = WORD) -> list[str]:
@@ -89,7 +93,7 @@ class BM25:
     def found(self, query: str, k: int = 3, coverage: float = 0.0) -> list[tuple[float, int]]:
         """:meth:`scored` with each text's position in :attr:`texts` (ties: the later text first)."""
         asked = self.query_terms(query)
-        rarest = math.log(1 + (len(self.texts) + 0.5) / 0.5)
+        rarest = float(idf(len(self.texts), 0))
         ids = {term: self.vocab[term] for term in asked if term in self.vocab}
         weight = {term: float(self.idf[ids[term]]) if term in ids else rarest for term in asked}
         held = np.full(len(self.texts), sum(weight[term] for term in ids if term in self.subject), dtype=float)
@@ -172,11 +176,11 @@ class Postings:
         return self.indices[start:end], self.data[start:end]
 
     def idf(self) -> np.ndarray:
-        """Each term's idf, log(1 + (N - df + 0.5) / (df + 0.5)), by id."""
+        """Each term's :func:`idf`, by id."""
         held = np.zeros(len(self.vocab))
         frequency = np.diff(self.indptr)
         held[: len(frequency)] = frequency
-        return np.log(1 + (self.count - held + 0.5) / (held + 0.5))
+        return idf(self.count, held)
 
     def write(self, handle: BinaryIO, tokens: str) -> None:
         """Write the matrix, its vocabulary and ``tokens`` (how its terms were made) as one ``.npz``."""
@@ -224,7 +228,7 @@ def closest(query: str, texts: Sequence[str], k: int) -> list[int]:
         frequency = np.array([counts[term] for counts in held], dtype=float)
         holding = np.count_nonzero(frequency)
         if holding:
-            score += math.log(1 + (len(texts) - holding + 0.5) / (holding + 0.5)) * frequency / (frequency + damping)
+            score += idf(len(texts), holding) * frequency / (frequency + damping)
     return sorted(range(len(texts)), key=lambda position: -score[position])[:k]
 
 
