@@ -571,6 +571,10 @@ def star_lines(lines: list[str]) -> dict[int, int]:
             kind[i] = "heading"
         else:
             kind[i] = "leaf"
+    for i in sorted(found, reverse=True):  # text that leads to a star line of its level that heads nothing is its lead-in
+        later = next((j for j in found if j > i), None)
+        if kind[i] == "heading" and later is not None and level[later] == level[i] and kind[later] != "heading":
+            kind[i] = "item"
     openings = Counter((level[i], opening(i)) for i in found if kind[i] == "heading")
     return {i: level[i] if kind[i] == "heading" or kind[i] == "leaf" and openings[level[i], opening(i)] >= 2 else 0
             for i in found}
@@ -585,7 +589,7 @@ def outline_blocks(content: str) -> list[Block]:
     - a numbered title ("2.1 Building") followed by a blank line is a heading of that depth;
     - a short line followed by lines indented deeper is a heading for them ("OPTIONS", "-v,
       --invert-match" in a man page; "tmux (3.3a-3) unstable" in a Debian changelog);
-    - a short line ending in ":" followed by list items is their heading ("Bug fixes:");
+    - a short line that ends no sentence ("Bug fixes:", "2022-04-10: v1.0.26") over list items is their heading;
     - a list item (``-``, ``*``, ``•``, ``1.`` …) with its indented continuation is one block, a
       paragraph (lines up to a blank line or a change of indentation) another.
     """
@@ -593,7 +597,7 @@ def outline_blocks(content: str) -> list[Block]:
     starred = star_lines(lines)
     rules: list[str] = []
     outline, blocks = Outline(), []
-    soft: list[tuple[int, str]] = []  # (indent, title): lead-in and indentation headings under the outline
+    soft: list[tuple[int, str, bool]] = []  # (indent, title, lead-in): soft headings under the outline
     block: list[str] = []
     block_kind, block_indent, body_indent = "text", 0, 0
 
@@ -603,7 +607,7 @@ def outline_blocks(content: str) -> list[Block]:
         return i
 
     def path() -> tuple[str, ...]:
-        return outline.path + tuple(title for _, title in soft)
+        return outline.path + tuple(title for _, title, _ in soft)
 
     def flush() -> None:
         nonlocal block
@@ -617,11 +621,11 @@ def outline_blocks(content: str) -> list[Block]:
         soft.clear()
         outline.enter(level, title)
 
-    def soft_heading(at: int, title: str) -> None:
+    def soft_heading(at: int, title: str, lead: bool = False) -> None:
         flush()
         while soft and soft[-1][0] >= at:
             soft.pop()
-        soft.append((at, one_line(title)))
+        soft.append((at, one_line(title), lead))
 
     i = 0
     while i < len(lines):
@@ -664,14 +668,14 @@ def outline_blocks(content: str) -> list[Block]:
             heading(20 + stripped.split()[0].rstrip(".").count("."), stripped)
             i += 1
             continue
-        while soft and at <= soft[-1][0] and not (soft[-1][1].endswith(":") and BULLET.match(line)):
+        while soft and at <= soft[-1][0] and not (soft[-1][2] and BULLET.match(line)):
             flush()  # the text has come back out of a soft heading's scope
             soft.pop()
         nxt = next_text(i + 1)
         later = lines[nxt] if nxt < len(lines) else ""
-        if (not block and len(stripped) < 100 and stripped.endswith(":") and BULLET.match(later)
-                and indent(later) >= at):
-            soft_heading(at, stripped)
+        if (not block and len(stripped) < 100 and BULLET.match(later) and indent(later) >= at
+                and (stripped.endswith(":") or not (stripped.endswith((".", ",", ";")) or BULLET.match(line)))):
+            soft_heading(at, stripped, lead=True)
             i += 1
             continue
         in_item = block and block_kind == "item" and at >= body_indent

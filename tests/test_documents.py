@@ -142,6 +142,12 @@ def test_a_real_news_file_puts_each_change_under_its_release():
     ("*** Changes in Bar 13\n\n* Item one.\n\n* New commands\n\n  info frob\n\n*** Changes in Bar 12\n\n* Item two.\n",
      [(("Changes in Bar 13",), "Item one."), (("Changes in Bar 13", "New commands"), "info frob"),
       (("Changes in Bar 12",), "Item two.")]),
+    # star items under release lines that are no star lines: a last item with no full stop does not head the
+    # next release's line; a release line over items heads them, with or without a colon
+    ("What's new in Baz 2.1:\n\n* Fix a crash\n\n* Declare void functions as such\n\n"
+     "What's new in Baz 2.0:\n\n* Older\n\n2019-01-01: v1.9\n* Oldest\n",
+     [(("What's new in Baz 2.1:",), "Fix a crash. Declare void functions as such."),
+      (("What's new in Baz 2.0:",), "Older."), (("2019-01-01: v1.9",), "Oldest.")]),
     # underlined headings (any length of rule) and a lead-in line over bullet items with continuations (the
     # bullets left out)
     ("dbus 1.2 (2020-01-01)\n==\n\nBug fixes:\n\n• Fix a crash\n  on exit.\n\n• Fix a leak.\n\nOld\n---\n\nText.\n",
