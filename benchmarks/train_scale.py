@@ -97,13 +97,23 @@ def report(rows: list[dict]) -> str:
 `kcard train` (the memorise preset, SmolLM2-135M-Instruct, bfloat16 where the hardware has it) on
 own-card texts joined to the size in the second column, in a child process with nothing else
 running; the card asked its texts' questions with `--card`. Device `cpu`: 2 cores of an AMD EPYC
-with AVX-512 BF16. Device `cuda:0`: a lent NVIDIA H200 (torch 2.11.0+cu130, transformers 5.17.0);
-its cards were not asked, because the reading base LLM could not travel with them.
+with AVX-512 BF16, except the rows marked *AVX2*: 2 cores of an AMD EPYC with AVX2 alone, where
+training multiplies in float32. Device `cuda:0`: a lent NVIDIA H200 (torch 2.11.0+cu130,
+transformers 5.17.0); its cards were not asked, because the reading base LLM could not travel with
+them.
 
 {lines}
 
 ## Recipes, newest first
 
+- *bottom half frozen, 4 cues (AVX2)* (2026-11-28, not kept): `--frozen 0.5 --cues 4` on a host
+  with AVX2 alone (no bfloat16 products, so every product is float32). Kelderwick took 361 s (212 s
+  a KB), recalled 14 of 15 and answered 19 of 20; the 4.3 KB text took 1,192 s (276 s a KB),
+  recalled 22 of 34 (1, 12, 20, 16, 20, 21, 22, 22) and answered 41 of 60, peaking at 2.4 GB. The
+  default was not run on that host; its own estimate there said 10.1 minutes for kelderwick, against
+  5.6 for this recipe (which took 6.0). Right answers matched the default's on both texts (18 and 41
+  on the other host), recall did not (29 of 34), so it is not the default; where training is slow
+  it is the cheaper choice to try. On such a CPU no recipe here comes near a minute a KB.
 - *best pass on disk* (2026-11-28, the default since): the weights of the pass that recalled most
   wait in a temporary safetensors file (fp16, 0.21 GB for SmolLM2's 107M trained weights) instead of
   in memory. The arithmetic is unchanged: the 4.3 KB text recalled 6, 20, 29, 29, 29, 29 of 34 as
