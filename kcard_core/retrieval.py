@@ -205,14 +205,21 @@ def pairs(text: str, leave_out: frozenset[str] = STOPWORDS) -> set[str]:
     return {f"{a} {b}" for a, b in zip(kept, kept[1:]) if a and b}
 
 
+def with_parts(text: str) -> str:
+    """``text`` with each snake-case identifier's parts after it ("ATSPI_ROLE_MARK" → "ATSPI_ROLE_MARK
+    ATSPI ROLE MARK"), so that a question that names the thing in words meets it."""
+    return re.sub(r"\w*_\w*", lambda found: f"{found[0]} {found[0].replace('_', ' ')}", text)
+
+
 def passage_terms(text: str) -> list[str]:
-    """The terms a passage is indexed by for questions: its words, stemmed, common ones left out."""
-    return [stem(word) for word in words(text, NUMBERED_WORD)]
+    """The terms a passage is indexed by for questions: its words and identifiers' parts, stemmed,
+    common ones left out."""
+    return [stem(word) for word in words(with_parts(text), NUMBERED_WORD)]
 
 
 def question_terms(query: str) -> set[str]:
     """The terms a question is looked up by: :func:`passage_terms`, less the words of its answer's kind."""
-    return {stem(word) for word in words(query, NUMBERED_WORD) if word not in ANSWER_KIND_WORDS}
+    return {stem(word) for word in words(with_parts(query), NUMBERED_WORD) if word not in ANSWER_KIND_WORDS}
 
 
 def closest(query: str, texts: Sequence[str], k: int) -> list[int]:
@@ -241,7 +248,7 @@ class QuestionIndex(BM25):
     docs/decisions.md).
     """
 
-    TOKENS = "snowball-english-1"
+    TOKENS = "snowball-english-2"
 
     def __init__(self, texts: Sequence[str], subject: str = "", *, postings: Postings | None = None):
         super().__init__(texts, postings=postings)

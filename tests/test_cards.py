@@ -114,6 +114,19 @@ def test_a_retrieval_card_meets_questions_halfway():
     assert index.search("In which year was the town founded?") == ["The town was founded in 1742."]
 
 
+def test_a_question_in_words_meets_the_identifier_that_names_the_thing():
+    from kcard_core.retrieval import QuestionIndex
+
+    index = QuestionIndex(["Release 2.35.1: Add ATSPI_ROLE_MARK and ATSPI_ROLE_SUGGESTION (!27).",
+                           "Release 2.9.5: Functions not meant for introspection are now marked as skip.",
+                           "Release 2.7.5: Add a new role for the new atk role."])
+    # the identifier's parts are words of the passage: the question holds enough of them to reach it
+    found = index.scored("Which release introduced the mark and suggestion roles?", k=1, coverage=0.3)
+    assert [text for _, text in found] == [index.texts[0]]
+    # and the identifier itself is still one term: a question naming it finds it alone
+    assert index.search("Which release added ATSPI_ROLE_SUGGESTION?", k=1) == [index.texts[0]]
+
+
 @pytest.mark.parametrize("words, stem", [
     ("stands stand", "stand"), ("founded", "found"), ("beginning begin begins", "begin"), ("released release", "releas"),
     ("wearing wears", "wear"), ("leaves leave", "leav"), ("planned plans", "plan"), ("filled", "fill"),
