@@ -144,9 +144,9 @@ def test_a_real_news_file_puts_each_change_under_its_release():
       (("Changes in Bar 12",), "Item two.")]),
     # star items under release lines that are no star lines: a last item with no full stop does not head the
     # next release's line; a release line over items heads them, with or without a colon
-    ("What's new in Baz 2.1:\n\n* Fix a crash\n\n* Declare void functions as such\n\n"
+    ("What's new in Baz 2.1:\n\n* Fix a crash\n\n* Tidy the headers\n\n"
      "What's new in Baz 2.0:\n\n* Older\n\n2019-01-01: v1.9\n* Oldest\n",
-     [(("What's new in Baz 2.1:",), "Fix a crash. Declare void functions as such."),
+     [(("What's new in Baz 2.1:",), "Fix a crash. Tidy the headers."),
       (("What's new in Baz 2.0:",), "Older."), (("2019-01-01: v1.9",), "Oldest.")]),
     # underlined headings (any length of rule) and a lead-in line over bullet items with continuations (the
     # bullets left out)
