@@ -33,6 +33,8 @@ logger = logging.getLogger(__name__)
 FORMATS = ("auto", "markdown", "rst", "html", "pdf", "text", "paragraphs", "lines", "jsonl")
 EXTENSIONS = {".md": "markdown", ".markdown": "markdown", ".rst": "rst", ".rest": "rst", ".html": "html",
               ".htm": "html", ".xhtml": "html", ".pdf": "pdf", ".jsonl": "jsonl"}
+ATX_HEADING = re.compile(r"#{1,6} \S")  # a Markdown heading line ("## 2.4.0 (2021-10-14)")
+MARKDOWN_SNIFF = 100  # the first lines of a file without an extension in which Markdown headings are looked for
 TEXT_EXTENSIONS = ("", ".txt", ".text")  # NEWS, ChangeLog, README, notes.txt: plain text in a folder
 PASSAGE_CHARS = 600  # a section's blocks are merged into passages of at most this many characters
 SEPARATOR = " › "  # between the headings of a path
@@ -217,15 +219,21 @@ def read_file(path: Path, format: str, source: str, size: int) -> list[Passage]:
 
 def detect(path: Path, data: bytes) -> str:
     """The format of file ``path`` holding ``data``: by its extension, else by its first bytes (HTML,
-    PDF), else ``text`` when it has a blank line and ``lines`` when not (a file of one fact per line
-    is that many passages). Raises UnicodeDecodeError for a file that is none of these."""
+    PDF), else ``markdown`` when two of its first lines, neither right under the other, are Markdown
+    headings (a CHANGELOG.md that a package ships as "changelog"; not a comment block), else ``text`` when it has a blank line and ``lines`` when not (a
+    file of one fact per line is that many passages). Raises UnicodeDecodeError for a file that is
+    none of these."""
     if path.suffix.lower() in EXTENSIONS:
         return EXTENSIONS[path.suffix.lower()]
     if data.startswith(b"%PDF"):
         return "pdf"
     if re.match(rb"\s*(<!doctype html|<html)", data[:4096], re.I):
         return "html"
-    return "text" if any(not line.strip() for line in data.decode("utf-8").strip().splitlines()) else "lines"
+    lines = data.decode("utf-8").strip().splitlines()
+    headings = [bool(ATX_HEADING.match(line)) for line in lines[:MARKDOWN_SNIFF]]
+    if sum(heading and not before for before, heading in zip([False, *headings], headings)) >= 2:
+        return "markdown"
+    return "text" if any(not line.strip() for line in lines) else "lines"
 
 
 def jsonl_passages(content: str, path: Path, source: str) -> list[Passage]:

@@ -171,6 +171,17 @@ def test_plain_text_outlines(tmp_path, content, expected):
     assert [(p.headings, p.text) for p in read(tmp_path, "NEWS", content)] == expected
 
 
+def test_a_markdown_changelog_without_an_extension_is_read_as_markdown(tmp_path):
+    passages = read(tmp_path, "changelog", "# Changelog\n\n## 1.2.0 - 2024-01-02\n\n- Faster.\n\n"
+                                           "## 1.1.0 - 2023-05-06\n\n- Smaller.\n")
+    assert [(p.headings, p.text) for p in passages] == [
+        (("Changelog", "1.2.0 - 2024-01-02"), "Faster."), (("Changelog", "1.1.0 - 2023-05-06"), "Smaller.")]
+    # a comment block of "#" lines (a Debian changelog's trimmed tail) is no Markdown
+    passages = read(tmp_path, "changelog", "foo (1.2-1) unstable; urgency=medium\n\n  * Faster.\n\n"
+                                           "# Older entries have been removed.\n# See the full changelog.\n")
+    assert passages[0].headings == ("foo (1.2-1) unstable; urgency=medium",)
+
+
 @pytest.mark.parametrize("format, text, expected", [
     ("paragraphs", "One fact.\nTwo fact.\n", ["One fact. Two fact."]),
     ("lines", "A\n\nB\n", ["A", "B"]),
