@@ -220,9 +220,9 @@ def read_file(path: Path, format: str, source: str, size: int) -> list[Passage]:
 def detect(path: Path, data: bytes) -> str:
     """The format of file ``path`` holding ``data``: by its extension, else by its first bytes (HTML,
     PDF), else ``markdown`` when two of its first lines, neither right under the other, are Markdown
-    headings (a CHANGELOG.md that a package ships as "changelog"; not a comment block), else ``text`` when it has a blank line and ``lines`` when not (a
-    file of one fact per line is that many passages). Raises UnicodeDecodeError for a file that is
-    none of these."""
+    headings (a CHANGELOG.md that a package ships as "changelog"; not a comment block), else
+    ``text`` when it has a blank line and ``lines`` when not (a file of one fact per line is that
+    many passages). Raises UnicodeDecodeError for a file that is none of these."""
     if path.suffix.lower() in EXTENSIONS:
         return EXTENSIONS[path.suffix.lower()]
     if data.startswith(b"%PDF"):
@@ -557,10 +557,12 @@ def star_lines(lines: list[str]) -> dict[int, int]:
     """The lines of a ``*`` / ``**`` outline (GNU NEWS style), by index: each heading's level, 0 for
     an item. A depth's level is the order in which it first appears (``***`` may head ``*``). A star
     line is a heading when what follows it is its own: text after a blank line (unless it ends a
-    sentence), or a star line of a deeper level. It is an item when its text runs on to the next
-    line, or when a star line of its level or above follows, unless it opens with the same two words
-    as two or more of its level's headings ("Changes in Wget 1.19.5" over single-star items, like
-    "Changes in Wget 1.20" over double-star ones)."""
+    sentence, or the next star line is of its level and heads nothing: then the text is that line's
+    lead-in, "What's new in 2.1:" after the last item of 2.2), or a star line of a deeper level. It
+    is an item when its text runs on to the next line, or when a star line of its level or above
+    follows, unless it opens with the same two words as two or more of its level's headings
+    ("Changes in Wget 1.19.5" over single-star items, like "Changes in Wget 1.20" over double-star
+    ones)."""
     found = {i: (len(match.group(1)), match.group(2)) for i, line in enumerate(lines)
              if (match := STARS.fullmatch(line))}
     depths = list(dict.fromkeys(depth for depth, _ in found.values()))
@@ -579,7 +581,7 @@ def star_lines(lines: list[str]) -> dict[int, int]:
             kind[i] = "heading"
         else:
             kind[i] = "leaf"
-    for i in sorted(found, reverse=True):  # text that leads to a star line of its level that heads nothing is its lead-in
+    for i in sorted(found, reverse=True):  # text before a star line of its level that heads nothing leads to it
         later = next((j for j in found if j > i), None)
         if kind[i] == "heading" and later is not None and level[later] == level[i] and kind[later] != "heading":
             kind[i] = "item"
@@ -597,7 +599,8 @@ def outline_blocks(content: str) -> list[Block]:
     - a numbered title ("2.1 Building") followed by a blank line is a heading of that depth;
     - a short line followed by lines indented deeper is a heading for them ("OPTIONS", "-v,
       --invert-match" in a man page; "tmux (3.3a-3) unstable" in a Debian changelog);
-    - a short line that ends no sentence ("Bug fixes:", "2022-04-10: v1.0.26") over list items is their heading;
+    - a short line that ends no sentence over list items is their heading ("Bug fixes:",
+      "2022-04-10: v1.0.26");
     - a list item (``-``, ``*``, ``•``, ``1.`` …) with its indented continuation is one block, a
       paragraph (lines up to a blank line or a change of indentation) another.
     """
@@ -681,8 +684,9 @@ def outline_blocks(content: str) -> list[Block]:
             soft.pop()
         nxt = next_text(i + 1)
         later = lines[nxt] if nxt < len(lines) else ""
+        ends_sentence = stripped.endswith((".", ",", ";")) or BULLET.match(line)
         if (not block and len(stripped) < 100 and BULLET.match(later) and indent(later) >= at
-                and (stripped.endswith(":") or not (stripped.endswith((".", ",", ";")) or BULLET.match(line)))):
+                and (stripped.endswith(":") or not ends_sentence)):
             soft_heading(at, stripped, lead=True)
             i += 1
             continue
