@@ -581,9 +581,9 @@ def star_lines(lines: list[str]) -> dict[int, int]:
             kind[i] = "heading"
         else:
             kind[i] = "leaf"
-    for i in sorted(found, reverse=True):  # text before a star line of its level that heads nothing leads to it
-        later = next((j for j in found if j > i), None)
-        if kind[i] == "heading" and later is not None and level[later] == level[i] and kind[later] != "heading":
+    order = list(found)  # in reading order; from the end back, so that a demoted line demotes the one before
+    for i, later in reversed(list(zip(order, order[1:]))):  # text before an item of its level leads to it
+        if kind[i] == "heading" and level[later] == level[i] and kind[later] != "heading":
             kind[i] = "item"
     openings = Counter((level[i], opening(i)) for i in found if kind[i] == "heading")
     return {i: level[i] if kind[i] == "heading" or kind[i] == "leaf" and openings[level[i], opening(i)] >= 2 else 0
@@ -684,9 +684,9 @@ def outline_blocks(content: str) -> list[Block]:
             soft.pop()
         nxt = next_text(i + 1)
         later = lines[nxt] if nxt < len(lines) else ""
-        ends_sentence = stripped.endswith((".", ",", ";")) or BULLET.match(line)
+        sentence_or_item = stripped.endswith((".", ",", ";")) or BULLET.match(line)
         if (not block and len(stripped) < 100 and BULLET.match(later) and indent(later) >= at
-                and (stripped.endswith(":") or not ends_sentence)):
+                and (stripped.endswith(":") or not sentence_or_item)):
             soft_heading(at, stripped, lead=True)
             i += 1
             continue
