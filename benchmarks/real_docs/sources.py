@@ -44,6 +44,9 @@ SOURCES = {
     # held out: questions written on 2026-11-28 (evening), before that evening's outline and identifier
     # changes were measured on this document (the python3-yaml Debian package)
     "pyyaml-changelog": ("changelog", "gunzip:/usr/share/doc/python3-yaml/changelog.gz", "held-out", "pyyaml"),
+    # held out: questions written on the night of 2026-11-28, after a title line over a lead-in was
+    # made to head it, and run once on the code before that change and once after
+    "pulseaudio-news": ("NEWS", "gunzip:/usr/share/doc/libpulse0/NEWS.gz", "held-out", "pulseaudio"),
 }
 
 
