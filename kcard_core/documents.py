@@ -600,7 +600,8 @@ def outline_blocks(content: str) -> list[Block]:
     - a short line followed by lines indented deeper is a heading for them ("OPTIONS", "-v,
       --invert-match" in a man page; "tmux (3.3a-3) unstable" in a Debian changelog);
     - a short line that ends no sentence over list items is their heading ("Bug fixes:",
-      "2022-04-10: v1.0.26");
+      "2022-04-10: v1.0.26"), and such a line alone over that heading heads both ("2022.07.12,
+      Version 1.44.2" over "Changes since version 1.44.1:");
     - a list item (``-``, ``*``, ``•``, ``1.`` …) with its indented continuation is one block, a
       paragraph (lines up to a blank line or a change of indentation) another.
     """
@@ -608,7 +609,7 @@ def outline_blocks(content: str) -> list[Block]:
     starred = star_lines(lines)
     rules: list[str] = []
     outline, blocks = Outline(), []
-    soft: list[tuple[int, str, bool]] = []  # (indent, title, lead-in): soft headings under the outline
+    soft: list[tuple[float, str, bool]] = []  # (indent, title, lead-in): soft headings under the outline
     block: list[str] = []
     block_kind, block_indent, body_indent = "text", 0, 0
 
@@ -619,6 +620,14 @@ def outline_blocks(content: str) -> list[Block]:
 
     def path() -> tuple[str, ...]:
         return outline.path + tuple(title for _, title, _ in soft)
+
+    def titles(j: int) -> bool:  # short, and ending in ":" or else neither a sentence's end nor a list item
+        text = lines[j].strip()
+        return len(text) < 100 and (text.endswith(":") or not (text.endswith((".", ",", ";")) or BULLET.match(lines[j])))
+
+    def leads_in(j: int) -> bool:  # a title over list items
+        later = next_text(j + 1)
+        return titles(j) and later < len(lines) and bool(BULLET.match(lines[later])) and indent(lines[later]) >= indent(lines[j])
 
     def flush() -> None:
         nonlocal block
@@ -632,7 +641,7 @@ def outline_blocks(content: str) -> list[Block]:
         soft.clear()
         outline.enter(level, title)
 
-    def soft_heading(at: int, title: str, lead: bool = False) -> None:
+    def soft_heading(at: float, title: str, lead: bool = False) -> None:
         flush()
         while soft and soft[-1][0] >= at:
             soft.pop()
@@ -684,10 +693,12 @@ def outline_blocks(content: str) -> list[Block]:
             soft.pop()
         nxt = next_text(i + 1)
         later = lines[nxt] if nxt < len(lines) else ""
-        sentence_or_item = stripped.endswith((".", ",", ";")) or BULLET.match(line)
-        if (not block and len(stripped) < 100 and BULLET.match(later) and indent(later) >= at
-                and (stripped.endswith(":") or not sentence_or_item)):
+        if not block and leads_in(i):
             soft_heading(at, stripped, lead=True)
+            i += 1
+            continue
+        if not block and i + 1 < nxt < len(lines) and indent(later) == at and titles(i) and leads_in(nxt):
+            soft_heading(at - 0.5, stripped)  # a title over a lead-in: the lead-in stays under it
             i += 1
             continue
         in_item = block and block_kind == "item" and at >= body_indent

@@ -153,6 +153,16 @@ def test_a_real_news_file_puts_each_change_under_its_release():
     ("dbus 1.2 (2020-01-01)\n==\n\nBug fixes:\n\n• Fix a crash\n  on exit.\n\n• Fix a leak.\n\nOld\n---\n\nText.\n",
      [(("dbus 1.2 (2020-01-01)", "Bug fixes:"), "Fix a crash on exit. Fix a leak."),
       (("dbus 1.2 (2020-01-01)", "Old"), "Text.")]),
+    # a release line alone over a lead-in line heads it and its items, up to the next release line; a
+    # paragraph that ends a sentence heads nothing
+    ("2024.02.01, Version 1.5.0 (Stable)\n\nChanges since version 1.4.0:\n\n* Add frob (A Person)\n\n"
+     "* Fix a leak (B Person)\n\n2023.10.09, Version 1.4.0 (Stable)\n\nChanges since version 1.3.0:\n\n"
+     "* Older (C Person)\n\nA closing remark.\n\nThanks to:\n\n* Everyone\n",
+     [(("2024.02.01, Version 1.5.0 (Stable)", "Changes since version 1.4.0:"),
+       "Add frob (A Person). Fix a leak (B Person)."),
+      (("2023.10.09, Version 1.4.0 (Stable)", "Changes since version 1.3.0:"), "Older (C Person)."),
+      (("2023.10.09, Version 1.4.0 (Stable)",), "A closing remark."),
+      (("2023.10.09, Version 1.4.0 (Stable)", "Thanks to:"), "Everyone.")]),
     # a man page rendered to text: sections and options by indentation, typesetter's hyphens joined
     ("NAME\n       frob - make gadgets\n\nOPTIONS\n       -q, --quiet\n              Print noth\u2010\n"
      "              ing.\n\n       -w N   Width.\n",
