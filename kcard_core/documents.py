@@ -204,7 +204,7 @@ def read_file(path: Path, format: str, source: str, size: int) -> list[Passage]:
         if format == "pdf":
             blocks = outline_blocks(pdf_text(path))
         else:
-            content = data.decode("utf-8")
+            content = decoded(data)
             if format == "jsonl":
                 return jsonl_passages(content, path, source)
             blocks = READERS[format](content)
@@ -222,18 +222,35 @@ def detect(path: Path, data: bytes) -> str:
     PDF), else ``markdown`` when two of its first lines, neither right under the other, are Markdown
     headings (a CHANGELOG.md that a package ships as "changelog"; not a comment block), else
     ``text`` when it has a blank line and ``lines`` when not (a file of one fact per line is that
-    many passages). Raises UnicodeDecodeError for a file that is none of these."""
+    many passages). Raises UnicodeDecodeError for a binary file (:func:`decoded`)."""
     if path.suffix.lower() in EXTENSIONS:
         return EXTENSIONS[path.suffix.lower()]
     if data.startswith(b"%PDF"):
         return "pdf"
     if re.match(rb"\s*(<!doctype html|<html)", data[:4096], re.I):
         return "html"
-    lines = data.decode("utf-8").strip().splitlines()
+    lines = decoded(data).strip().splitlines()
     headings = [bool(ATX_HEADING.match(line)) for line in lines[:MARKDOWN_SNIFF]]
     if sum(heading and not before for before, heading in zip([False, *headings], headings)) >= 2:
         return "markdown"
     return "text" if any(not line.strip() for line in lines) else "lines"
+
+
+def decoded(data: bytes) -> str:
+    """A text file's text: UTF-8 (a byte-order mark dropped), else Windows-1252, the encoding of most
+    older text files (GNU make's NEWS, many changelogs: ISO-8859-1 with its printable extras), with
+    the bytes it leaves undefined read as ISO-8859-1. Raises UnicodeDecodeError for a file with NUL
+    bytes in its first 4 KB: a binary file, not text."""
+    if b"\0" in data[:4096]:
+        at = data.index(b"\0")
+        raise UnicodeDecodeError("utf-8", data, at, at + 1, "a NUL byte: not a text file")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        try:
+            return data.decode("cp1252")
+        except UnicodeDecodeError:
+            return data.decode("latin-1")
 
 
 def jsonl_passages(content: str, path: Path, source: str) -> list[Passage]:
@@ -623,11 +640,13 @@ def outline_blocks(content: str) -> list[Block]:
 
     def titles(j: int) -> bool:  # short, and ending in ":" or else neither a sentence's end nor a list item
         text = lines[j].strip()
-        return len(text) < 100 and (text.endswith(":") or not (text.endswith((".", ",", ";")) or BULLET.match(lines[j])))
+        ends = text.endswith((".", ",", ";")) or BULLET.match(lines[j])
+        return len(text) < 100 and (text.endswith(":") or not ends)
 
     def leads_in(j: int) -> bool:  # a title over list items
         later = next_text(j + 1)
-        return titles(j) and later < len(lines) and bool(BULLET.match(lines[later])) and indent(lines[later]) >= indent(lines[j])
+        return (titles(j) and later < len(lines) and bool(BULLET.match(lines[later]))
+                and indent(lines[later]) >= indent(lines[j]))
 
     def flush() -> None:
         nonlocal block

@@ -229,6 +229,13 @@ def test_passages_read_back_from_jsonl_with_their_source_and_headings(tmp_path):
     assert read_corpus(path) == ['Title › Part: Café "Dark Sky"', "a\\b"]
 
 
+def test_a_text_file_not_in_utf8_is_read_in_its_own_encoding(tmp_path):
+    (tmp_path / "NEWS").write_bytes("Version 3.6 - François Pinard, 2001\n\n* Recodage des fichiers.\n"
+                                    "* Noms à accents gardés.\n".encode("latin-1"))
+    assert [p.contextual() for p in read_passages(tmp_path / "NEWS")] == [
+        "Version 3.6 - François Pinard, 2001: Recodage des fichiers. Noms à accents gardés."]
+
+
 def test_bad_input_is_named(tmp_path):
     path = tmp_path / "corpus.jsonl"
     path.write_text('{"text": "a"}\n{"body": "b"}\n')
@@ -242,9 +249,9 @@ def test_bad_input_is_named(tmp_path):
     (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4 not really")
     with pytest.raises(KcardError, match="broken.pdf"):
         read_corpus(tmp_path / "broken.pdf")
-    (tmp_path / "latin1.txt").write_bytes("caf\xe9\n".encode("latin-1"))
-    with pytest.raises(KcardError, match="cannot read the corpus .*latin1.txt"):
-        read_corpus(tmp_path / "latin1.txt")
+    (tmp_path / "notes.bin").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    with pytest.raises(KcardError, match="cannot read the corpus .*notes.bin: .*NUL byte"):
+        read_corpus(tmp_path / "notes.bin")
 
 
 def test_describe_proposes_a_subject_and_a_description():
