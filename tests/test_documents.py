@@ -229,7 +229,7 @@ def test_passages_read_back_from_jsonl_with_their_source_and_headings(tmp_path):
     assert read_corpus(path) == ['Title › Part: Café "Dark Sky"', "a\\b"]
 
 
-def test_a_text_file_not_in_utf8_is_read_in_its_own_encoding(tmp_path):
+def test_a_latin_1_text_file_is_read_not_refused(tmp_path):
     (tmp_path / "NEWS").write_bytes("Version 3.6 - François Pinard, 2001\n\n* Recodage des fichiers.\n"
                                     "* Noms à accents gardés.\n".encode("latin-1"))
     assert [p.contextual() for p in read_passages(tmp_path / "NEWS")] == [
