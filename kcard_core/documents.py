@@ -618,7 +618,9 @@ def outline_blocks(content: str) -> list[Block]:
       --invert-match" in a man page; "tmux (3.3a-3) unstable" in a Debian changelog);
     - a short line that ends no sentence over list items is their heading ("Bug fixes:",
       "2022-04-10: v1.0.26"), and such a line alone over that heading heads both ("2022.07.12,
-      Version 1.44.2" over "Changes since version 1.44.1:");
+      Version 1.44.2" over "Changes since version 1.44.1:"), as does a line alone that opens with the
+      same word at the same indentation as one of those, over whatever text ("Version 1.44.1" over
+      "A bug fix release.");
     - a list item (``-``, ``*``, ``•``, ``1.`` …) with its indented continuation is one block, a
       paragraph (lines up to a blank line or a change of indentation) another.
     """
@@ -647,6 +649,25 @@ def outline_blocks(content: str) -> list[Block]:
         later = next_text(j + 1)
         return (titles(j) and later < len(lines) and bool(BULLET.match(lines[later]))
                 and indent(lines[later]) >= indent(lines[j]))
+
+    def alone(j: int) -> bool:  # a title with a blank line after it
+        return titles(j) and not BULLET.match(lines[j]) and next_text(j + 1) > j + 1
+
+    def named(j: int) -> tuple[int, str] | None:  # a title alone that leads in to nothing: its indent, first word
+        if alone(j) and not lines[j].rstrip().endswith(":"):
+            return indent(lines[j]), lines[j].split()[0].lower()
+        return None
+
+    stacked = [0] * len(lines)  # titles alone at one indent, each over the next, down to a lead-in: how many
+    for j in reversed(range(len(lines))):
+        later = next_text(j + 1)
+        if lines[j].strip() and alone(j) and later < len(lines) and indent(lines[later]) == indent(lines[j]):
+            stacked[j] = 1 if leads_in(later) else stacked[later] + 1 if stacked[later] else 0
+    series: dict[tuple[int, str] | None, int] = {}  # the openings of stacked titles, and their depth
+    for j in range(len(lines)):
+        if stacked[j]:
+            series.setdefault(named(j), stacked[j])
+    series.pop(None, None)
 
     def flush() -> None:
         nonlocal block
@@ -712,12 +733,13 @@ def outline_blocks(content: str) -> list[Block]:
             soft.pop()
         nxt = next_text(i + 1)
         later = lines[nxt] if nxt < len(lines) else ""
-        if not block and leads_in(i):
-            soft_heading(at, stripped, lead=True)
+        if not block and (named(i) in series or stacked[i] and not leads_in(i)):
+            # a title over a lead-in (the lead-in stays under it), over another such title, or like one of them
+            soft_heading(at - 1 + 0.5 ** (stacked[i] or series[named(i)]), stripped)
             i += 1
             continue
-        if not block and i + 1 < nxt < len(lines) and indent(later) == at and titles(i) and leads_in(nxt):
-            soft_heading(at - 0.5, stripped)  # a title over a lead-in: the lead-in stays under it
+        if not block and leads_in(i):
+            soft_heading(at, stripped, lead=True)
             i += 1
             continue
         in_item = block and block_kind == "item" and at >= body_indent

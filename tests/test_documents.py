@@ -163,6 +163,17 @@ def test_a_real_news_file_puts_each_change_under_its_release():
       (("2023.10.09, Version 1.4.0 (Stable)", "Changes since version 1.3.0:"), "Older (C Person)."),
       (("2023.10.09, Version 1.4.0 (Stable)",), "A closing remark."),
       (("2023.10.09, Version 1.4.0 (Stable)", "Thanks to:"), "Everyone.")]),
+    # a title line like one over a lead-in (its opening word, its indentation) heads what follows it too,
+    # the file's first line included; a line ending in a colon stays a lead-in
+    ("Foo 3.1\n\nA bug fix release.\n\n * Fix a crash\n\nFoo 3.0\n\nChanges at a glance:\n\n * New frob\n\n"
+     "Foo 2.9\n\nA bug fix release.\n\n * Fix a leak\n\nFoo tips:\n\nBe brief.\n",
+     [(("Foo 3.1",), "A bug fix release. Fix a crash."), (("Foo 3.0", "Changes at a glance:"), "New frob."),
+      (("Foo 2.9",), "A bug fix release. Fix a leak. Foo tips: Be brief.")]),
+    # titles alone, each over the next down to a lead-in, nest; a later title like the first heads its items
+    ("Version 2.0 (2020)\n\nA list of fixes is here:\n\nhttps://example.org/2.0\n\n* Faster.\n\n"
+     "Version 1.9 (2019)\n\n* Older.\n",
+     [(("Version 2.0 (2020)", "A list of fixes is here:", "https://example.org/2.0"), "Faster."),
+      (("Version 1.9 (2019)",), "Older.")]),
     # a man page rendered to text: sections and options by indentation, typesetter's hyphens joined
     ("NAME\n       frob - make gadgets\n\nOPTIONS\n       -q, --quiet\n              Print noth\u2010\n"
      "              ing.\n\n       -w N   Width.\n",
