@@ -69,6 +69,12 @@ class Reader(ABC):
     def chat(self) -> bool:
         return isinstance(self.llm, BaseChatModel)
 
+    @property
+    def copies(self) -> bool:
+        """Whether the base LLM can be asked for the knowledge's likeliest span (an :class:`Ask` hinted
+        ``copy`` and ``asked``: a kcard backend whose model ``copies``, :mod:`kcard_core.copying`)."""
+        return self.takes_hints and getattr(self.llm.backend, "copies", False)
+
     def prompt(self, question: str, trace: Trace) -> Any:
         """What the base LLM reads: the chain's prompt (``trace.prompt``) for a completion model; for a
         chat model, :data:`CHAT_PROMPT`'s messages with each used document and its sources."""
@@ -174,10 +180,6 @@ class SpanReader(Reader):
     made of the question's own tokens (:mod:`kcard_core.copying`): one ask with ``copy``, where the
     base LLM runs on a backend that ``copies``. Otherwise (a chat model, a server, no knowledge),
     and where no span comes back, the base LLM's own reply; a trace turn says which path was taken."""
-
-    @property
-    def copies(self) -> bool:
-        return self.takes_hints and getattr(self.llm.backend, "copies", False)
 
     def reading(self, question: str, trace: Trace) -> Generator[Ask, str, str]:
         prompt, knowledge = self.prompt(question, trace), trace.knowledge()

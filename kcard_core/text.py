@@ -45,6 +45,19 @@ def text_of(output: object) -> str:
     return output if isinstance(output, str) else str(getattr(output, "content", output))
 
 
+def looped(text: str) -> bool:
+    """Whether ``text`` ends in one piece of at most 24 characters said over and over, for the last
+    three times its length and at least 24 characters ("20000…", "Profiles › Overrides: Profiles ›
+    Overrides: …"): a reply the model could not end."""
+    text = text.rstrip()
+    for size in range(1, 25):
+        span = max(3 * size, 24)
+        tail = text[-span:]
+        if len(text) >= span and tail == (tail[:size] * (span // size + 1))[:span]:
+            return True
+    return False
+
+
 def sentences(text: str) -> list[str]:
     """The sentences of ``text``, stripped, empty ones left out."""
     from sentencex import segment  # a compiled extension: a few milliseconds, paid by the first caller

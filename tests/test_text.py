@@ -1,8 +1,8 @@
-"""Sentences are cut where sentences end: not at abbreviations, initials, decimals or inside quotes."""
+"""Sentences cut where sentences end (not at abbreviations, initials, decimals, quotes); loops told."""
 
 import pytest
 
-from kcard_core.text import complete_sentences, sentences
+from kcard_core.text import complete_sentences, looped, sentences
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -30,3 +30,14 @@ def test_a_cut_document_drops_only_its_unfinished_last_sentence():
 def test_a_document_that_is_one_unfinished_sentence_keeps_the_name_at_its_end():
     cut = "In the Idaho senate race in the 2022 U.S. midterm elections, Mike Crapo defeated"
     assert complete_sentences(cut) == cut
+
+
+@pytest.mark.parametrize("text, loops", [
+    ("2" + "0" * 46, True),
+    ("Profiles › Overrides: " * 6 + "Profiles › Over", True),
+    ("ffffffff", False),  # short: an answer, not a loop
+    ("the limit rose from 63 to 1000000 jobs", False),
+    ("3.1.0 (2024-10-24): 3.1.0 (2024-10-24)", False),  # said twice, not over and over
+])
+def test_looped_tells_a_reply_that_could_not_end(text, loops):
+    assert looped(text) is loops

@@ -12,7 +12,7 @@ from langchain_core.language_models import BaseLanguageModel
 
 from kcard_core import defaults
 from kcard_core.readers import Ask, Reader
-from kcard_core.text import named_option, one_line, split_options, without_options, words_of
+from kcard_core.text import looped, named_option, one_line, split_options, without_options, words_of
 from kcard_core.trace import Trace, Turn
 from kcard_selectors import answer_types
 
@@ -44,6 +44,8 @@ class RulesReader(Reader):
     4. Where the question asks for a type (:func:`~kcard_selectors.answer_types.answer_type`) and the
        answer names none of the knowledge's spans of it, it is asked again favouring those; a typed
        answer that says part of a name becomes the whole name.
+    5. An answer that loops (:func:`~kcard_core.text.looped`) gives way to the knowledge's span the
+       base LLM finds likeliest as a whole answer, where the base LLM ``copies``.
     """
 
     def __init__(self, llm: BaseLanguageModel, type_bias: float = defaults.TYPE_BIAS):
@@ -96,6 +98,11 @@ class RulesReader(Reader):
                                     reply, details={"goes on after": reply + mark}))
             more = yield Ask(f"{prompt} {reply}{mark}", hint)
             reply = f"{reply}{mark} {more}" if more else reply
+        if looped(reply) and knowledge and self.copies:
+            span = yield Ask(prompt, {"copy": knowledge, "asked": question})
+            trace.turns.append(Turn("the answer looped: the knowledge's span likeliest as a whole answer instead",
+                                    reply, details={"span": span}))
+            reply = span or reply
         if not spans:
             return reply
         if not answer_types.of_type(reply, spans):
