@@ -663,11 +663,10 @@ def outline_blocks(content: str) -> list[Block]:
         later = next_text(j + 1)
         if lines[j].strip() and alone(j) and later < len(lines) and indent(lines[later]) == indent(lines[j]):
             stacked[j] = 1 if leads_in(later) else stacked[later] + 1 if stacked[later] else 0
-    series: dict[tuple[int, str] | None, int] = {}  # the openings of stacked titles, and their depth
+    series: dict[tuple[int, str], int] = {}  # the openings of stacked titles, and their depth
     for j in range(len(lines)):
-        if stacked[j]:
-            series.setdefault(named(j), stacked[j])
-    series.pop(None, None)
+        if stacked[j] and (name := named(j)):
+            series.setdefault(name, stacked[j])
 
     def flush() -> None:
         nonlocal block

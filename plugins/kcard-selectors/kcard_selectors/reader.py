@@ -45,7 +45,8 @@ class RulesReader(Reader):
        answer names none of the knowledge's spans of it, it is asked again favouring those; a typed
        answer that says part of a name becomes the whole name.
     5. An answer that loops (:func:`~kcard_core.text.looped`) gives way to the knowledge's span the
-       base LLM finds likeliest as a whole answer, where the base LLM ``copies``.
+       base LLM finds likeliest as a whole answer, where the base LLM ``copies`` (a stream has shown
+       the loop by then; the trace says that it was replaced).
     """
 
     def __init__(self, llm: BaseLanguageModel, type_bias: float = defaults.TYPE_BIAS):
