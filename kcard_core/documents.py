@@ -668,6 +668,11 @@ def outline_blocks(content: str) -> list[Block]:
         if stacked[j] and (name := named(j)):
             series.setdefault(name, stacked[j])
 
+    def depth(j: int) -> int:  # a title over a lead-in, over another such title, or like one: how deep; else 0
+        if stacked[j] and (named(j) in series or not leads_in(j)):
+            return stacked[j]
+        return series.get(named(j), 0)
+
     def flush() -> None:
         nonlocal block
         if block:
@@ -732,9 +737,8 @@ def outline_blocks(content: str) -> list[Block]:
             soft.pop()
         nxt = next_text(i + 1)
         later = lines[nxt] if nxt < len(lines) else ""
-        if not block and (named(i) in series or stacked[i] and not leads_in(i)):
-            # a title over a lead-in (the lead-in stays under it), over another such title, or like one of them
-            soft_heading(at - 1 + 0.5 ** (stacked[i] or series[named(i)]), stripped)
+        if not block and (deep := depth(i)):  # the lead-in and the titles under it stay under it
+            soft_heading(at - 1 + 0.5 ** deep, stripped)
             i += 1
             continue
         if not block and leads_in(i):

@@ -75,6 +75,11 @@ class Reader(ABC):
         ``copy`` and ``asked``: a kcard backend whose model ``copies``, :mod:`kcard_core.copying`)."""
         return self.takes_hints and getattr(self.llm.backend, "copies", False)
 
+    def copying(self, prompt: Any, question: str, knowledge: str) -> Ask:
+        """The request for the span of ``knowledge`` likeliest as the whole answer, made of more than
+        the question's own tokens (only where the reader :attr:`copies`)."""
+        return Ask(prompt, {"copy": knowledge, "asked": question})
+
     def prompt(self, question: str, trace: Trace) -> Any:
         """What the base LLM reads: the chain's prompt (``trace.prompt``) for a completion model; for a
         chat model, :data:`CHAT_PROMPT`'s messages with each used document and its sources."""
@@ -188,7 +193,7 @@ class SpanReader(Reader):
         elif not self.copies:
             why = f"the base LLM ({type(self.llm).__name__}) gives no logits to copy with"
         else:
-            span = yield Ask(prompt, {"copy": knowledge, "asked": question})
+            span = yield self.copying(prompt, question, knowledge)
             if span:
                 trace.turns.append(Turn("the answer: the knowledge's span likeliest as a whole answer", span))
                 return span

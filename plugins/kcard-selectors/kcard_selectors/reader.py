@@ -100,7 +100,7 @@ class RulesReader(Reader):
             more = yield Ask(f"{prompt} {reply}{mark}", hint)
             reply = f"{reply}{mark} {more}" if more else reply
         if looped(reply) and knowledge and self.copies:
-            span = yield Ask(prompt, {"copy": knowledge, "asked": question})
+            span = yield self.copying(prompt, question, knowledge)
             trace.turns.append(Turn("the answer looped: the knowledge's span likeliest as a whole answer instead",
                                     reply, details={"span": span}))
             reply = span or reply
