@@ -564,6 +564,7 @@ BULLET = re.compile(r"(\s*)([-*+•·o–]|\(?\d{1,3}[.)]|\(?[a-z][.)])\s+\S")
 RULE = re.compile(r"\s*([=\-~^#*+_`:.'\"])\1+\s*")
 STARS = re.compile(r"(\*+)\s+(\S.*)")
 NUMBERED = re.compile(r"(\d+(?:\.\d+)*)\.?\s+[A-Z]\S.*")
+LINK = re.compile(r"\s*<?[a-z][a-z+.-]*://\S+>?\s*")  # a line that is a link alone
 
 
 def indent(line: str) -> int:
@@ -632,8 +633,8 @@ def outline_blocks(content: str) -> list[Block]:
     block: list[str] = []
     block_kind, block_indent, body_indent = "text", 0, 0
 
-    def next_text(i: int) -> int:
-        while i < len(lines) and not lines[i].strip():
+    def next_text(i: int) -> int:  # the next line of text; a link alone stands aside from the outline
+        while i < len(lines) and (not lines[i].strip() or LINK.fullmatch(lines[i])):
             i += 1
         return i
 
@@ -642,7 +643,7 @@ def outline_blocks(content: str) -> list[Block]:
 
     def titles(j: int) -> bool:  # short, and ending in ":" or else neither a sentence's end nor a list item
         text = lines[j].strip()
-        ends = text.endswith((".", ",", ";")) or BULLET.match(lines[j])
+        ends = text.endswith((".", ",", ";")) or BULLET.match(lines[j]) or LINK.fullmatch(text)
         return len(text) < 100 and (text.endswith(":") or not ends)
 
     def leads_in(j: int) -> bool:  # a title over list items
@@ -732,7 +733,7 @@ def outline_blocks(content: str) -> list[Block]:
             heading(20 + stripped.split()[0].rstrip(".").count("."), stripped)
             i += 1
             continue
-        while soft and at <= soft[-1][0] and not (soft[-1][2] and BULLET.match(line)):
+        while soft and at <= soft[-1][0] and not (soft[-1][2] and (BULLET.match(line) or LINK.fullmatch(line))):
             flush()  # the text has come back out of a soft heading's scope
             soft.pop()
         nxt = next_text(i + 1)

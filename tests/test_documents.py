@@ -169,11 +169,12 @@ def test_a_real_news_file_puts_each_change_under_its_release():
      "Foo 2.9\n\nA bug fix release.\n\n * Fix a leak\n\nFoo tips:\n\nBe brief.\n",
      [(("Foo 3.1",), "A bug fix release. Fix a crash."), (("Foo 3.0", "Changes at a glance:"), "New frob."),
       (("Foo 2.9",), "A bug fix release. Fix a leak. Foo tips: Be brief.")]),
-    # titles alone, each over the next down to a lead-in, nest; a later title like the first heads its items
+    # titles alone, each over the next down to a lead-in, nest; a later title like the first heads its items;
+    # a link alone is text, never a title, and stands aside: the lead-in over it leads in to the items after it
     ("Version 2.0 (2020)\n\nA list of fixes is here:\n\nhttps://example.org/2.0\n\n* Faster.\n\n"
-     "Version 1.9 (2019)\n\n* Older.\n",
-     [(("Version 2.0 (2020)", "A list of fixes is here:", "https://example.org/2.0"), "Faster."),
-      (("Version 1.9 (2019)",), "Older.")]),
+     "Version 1.9 (2019)\n\nSee also:\n\nSome notes\n\n* Older.\n",
+     [(("Version 2.0 (2020)", "A list of fixes is here:"), "https://example.org/2.0 Faster."),
+      (("Version 1.9 (2019)", "See also:", "Some notes"), "Older.")]),
     # a man page rendered to text: sections and options by indentation, typesetter's hyphens joined
     ("NAME\n       frob - make gadgets\n\nOPTIONS\n       -q, --quiet\n              Print noth\u2010\n"
      "              ing.\n\n       -w N   Width.\n",
