@@ -52,6 +52,8 @@ SOURCES = {
     # held out: questions written on 2026-11-29, after the stacked-title change was coded and before it
     # was measured on this document; run once on the code before it and once after
     "fftw-news": ("NEWS", "gunzip:/usr/share/doc/libfftw3-double3/NEWS.gz", "held-out", "fftw"),
+    # held out: questions written on 2026-11-29, before that day's reading changes were measured on it
+    "unzip-man": ("unzip.txt", "man-text:/usr/share/man/man1/unzip.1.gz", "held-out", "unzip"),
 }
 
 
