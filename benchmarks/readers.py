@@ -32,6 +32,7 @@ from pathlib import Path
 
 from common import HERE, table, write_result
 
+from kcard_core import text
 from kcard_core.chains import build_chain
 from kcard_core.config import cache_dir
 from kcard_core.evaluation.metrics import contains_answer, exact_match
@@ -112,8 +113,7 @@ def trace_of(record: dict) -> Trace:
 
 def copied(answer: str, gold: list[str], knowledge: str) -> bool:
     """A sentence copied where a span was asked for."""
-    return (len(answer.split()) > 8 and all(len(g.split()) <= 8 for g in gold)
-            and " ".join(answer.split()).lower() in " ".join(knowledge.split()).lower())
+    return all(len(g.split()) <= text.COPIED_WORDS for g in gold) and text.copied(answer, knowledge)
 
 
 def run(reader: str, items: list[dict], chat: str | None = None, llm_name: str = DEFAULT_MODEL) -> list[dict]:

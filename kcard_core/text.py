@@ -58,6 +58,16 @@ def looped(text: str) -> bool:
     return False
 
 
+COPIED_WORDS = 8  # a reply of more words found word for word in the knowledge copies it rather than answering
+
+
+def copied(reply: str, knowledge: str) -> bool:
+    """Whether ``reply`` is more than :data:`COPIED_WORDS` words standing word for word in ``knowledge``
+    (white space and case aside): a stretch of the knowledge copied out, not a span that answers."""
+    words = reply.split()
+    return len(words) > COPIED_WORDS and " ".join(words).lower() in " ".join(knowledge.split()).lower()
+
+
 def sentences(text: str) -> list[str]:
     """The sentences of ``text``, stripped, empty ones left out."""
     from sentencex import segment  # a compiled extension: a few milliseconds, paid by the first caller

@@ -2,7 +2,7 @@
 
 import pytest
 
-from kcard_core.text import complete_sentences, looped, sentences
+from kcard_core.text import complete_sentences, copied, looped, sentences
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -41,3 +41,15 @@ def test_a_document_that_is_one_unfinished_sentence_keeps_the_name_at_its_end():
 ])
 def test_looped_tells_a_reply_that_could_not_end(text, loops):
     assert looped(text) is loops
+
+
+@pytest.mark.parametrize("reply, copies", [
+    ("Changes from 3.1 to 4.0: API change: applications that call mp_set_memory_functions must", True),
+    ("changes FROM 3.1 to 4.0:  API change: applications that call\nmp_set_memory_functions must", True),
+    ("mpfr_mp_memory_cleanup", False),  # a span: what an answer is
+    ("Applications must first call the new function mpfr_mp_memory_cleanup in every thread", False),  # not word for word
+])
+def test_copied_tells_a_reply_that_copies_the_knowledge_out(reply, copies):
+    knowledge = ("Changes from 3.1 to 4.0: API change: applications that call mp_set_memory_functions must first "
+                 "call the new function mpfr_mp_memory_cleanup in all threads.")
+    assert copied(reply, knowledge) is copies

@@ -12,7 +12,7 @@ from langchain_core.language_models import BaseLanguageModel
 
 from kcard_core import defaults
 from kcard_core.readers import Ask, Reader
-from kcard_core.text import looped, named_option, one_line, split_options, without_options, words_of
+from kcard_core.text import copied, looped, named_option, one_line, split_options, without_options, words_of
 from kcard_core.trace import Trace, Turn
 from kcard_selectors import answer_types
 
@@ -45,8 +45,10 @@ class RulesReader(Reader):
        answer names none of the knowledge's spans of it, it is asked again favouring those; a typed
        answer that says part of a name becomes the whole name.
     5. An answer that loops (:func:`~kcard_core.text.looped`) gives way to the knowledge's span the
-       base LLM finds likeliest as a whole answer, where the base LLM ``copies`` (a stream has shown
-       the loop by then; the trace says that it was replaced).
+       base LLM finds likeliest as a whole answer, and one that copies a stretch of the knowledge out
+       (:func:`~kcard_core.text.copied`) to the span of that stretch likeliest as a whole answer,
+       where the base LLM ``copies`` (a stream has shown the reply by then; the trace says that it
+       was replaced).
     """
 
     def __init__(self, llm: BaseLanguageModel, type_bias: float = defaults.TYPE_BIAS):
@@ -103,6 +105,11 @@ class RulesReader(Reader):
             span = yield self.copying(prompt, question, knowledge)
             trace.turns.append(Turn("the answer looped: the knowledge's span likeliest as a whole answer instead",
                                     reply, details={"span": span}))
+            reply = span or reply
+        elif copied(reply, knowledge) and self.copies:
+            span = yield self.copying(prompt, question, reply)
+            trace.turns.append(Turn("the answer copied the knowledge out: the span of it likeliest as a whole "
+                                    "answer instead", reply, details={"span": span}))
             reply = span or reply
         if not spans:
             return reply

@@ -36,26 +36,41 @@ class Copying:
     name, copies = "stand-in", True
 
     def __init__(self, reply: str, span: str):
-        self.reply, self.span, self.copied = reply, span, 0
+        self.reply, self.span, self.sources = reply, span, []  # sources: what each copy request copied from
 
     def generate(self, model, prompt, *, n, sampling, chat=False):
-        self.copied += bool(sampling.copy)
+        if sampling.copy:
+            self.sources.append(sampling.copy)
         return [self.span if sampling.copy else self.reply] * n
 
     def stream(self, model, prompt, sampling):
         yield from self.generate(model, prompt, n=1, sampling=sampling)
 
 
-@pytest.mark.parametrize("reply, answer, copied", [
-    ("2" + "0" * 46, "the Sabre", 1),  # the reply loops: the knowledge's likeliest span instead
-    ("the Sabre, crossed by four bridges", "the Sabre, crossed by four bridges", 0),
+@pytest.mark.parametrize("reply, answer, copied, turn", [
+    ("2" + "0" * 46, "the Sabre", "knowledge", "looped"),  # the reply loops: the knowledge's likeliest span instead
+    ("the Sabre, crossed by four bridges", "the Sabre, crossed by four bridges", None, None),  # a span: kept
 ])
-def test_an_answer_that_loops_gives_way_to_the_knowledges_span(reply, answer, copied):
+def test_an_answer_that_loops_or_copies_the_knowledge_out_gives_way_to_a_span(reply, answer, copied, turn):
     from kcard_core.llm import BackendLLM
 
     suite, backend = ReaderTests(), Copying(reply, span="the Sabre")
     trace = suite.trace()
     for _ in read(RulesReader(BackendLLM(model=None, backend=backend)), suite.question, trace, None):
         pass
-    assert trace.answer == answer and backend.copied == copied
-    assert any("looped" in turn.question for turn in trace.turns) == bool(copied)
+    assert trace.answer == answer and backend.sources == ([trace.knowledge()] if copied else [])
+    assert [t.question.split(":")[0] for t in trace.turns if t.question.startswith("the answer ")] == (
+        [f"the answer {turn}"] if turn else [])
+
+
+def test_an_answer_that_copies_the_knowledge_out_is_cut_to_a_span_of_what_it_copied():
+    from kcard_core.llm import BackendLLM
+
+    suite = ReaderTests()
+    trace = suite.trace()
+    copy = " ".join(trace.knowledge().split()[:12])  # twelve words of the knowledge, word for word
+    backend = Copying(copy, span="the Sabre")
+    for _ in read(RulesReader(BackendLLM(model=None, backend=backend)), suite.question, trace, None):
+        pass
+    assert trace.answer == "the Sabre" and backend.sources == [copy]
+    assert trace.turns[-1].question.startswith("the answer copied the knowledge out")
