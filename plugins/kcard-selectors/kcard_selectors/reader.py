@@ -47,8 +47,8 @@ class RulesReader(Reader):
     5. An answer that loops (:func:`~kcard_core.text.looped`) gives way to the knowledge's span the
        base LLM finds likeliest as a whole answer, and one that copies a stretch of the knowledge out
        (:func:`~kcard_core.text.copied`) to the span of that stretch likeliest as a whole answer,
-       where the base LLM ``copies`` (a stream has shown the reply by then; the trace says that it
-       was replaced).
+       where the base LLM ``copies``. A reply that may still be replaced is not shown as it comes:
+       there, a stream gets the answer whole.
     """
 
     def __init__(self, llm: BaseLanguageModel, type_bias: float = defaults.TYPE_BIAS):
@@ -92,7 +92,7 @@ class RulesReader(Reader):
             if key:
                 return f"{key}. {options[key]}"
         spans = self.typed_spans(question, trace)
-        reply = yield Ask(prompt, hint, shown=not (options or spans))
+        reply = yield Ask(prompt, hint, shown=not (options or spans or self.copies))
         if options:
             return reply
         mark = "" if chat else apposition(question, reply, knowledge)

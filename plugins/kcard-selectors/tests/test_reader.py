@@ -74,3 +74,14 @@ def test_an_answer_that_copies_the_knowledge_out_is_cut_to_a_span_of_what_it_cop
         pass
     assert trace.answer == "the Sabre" and backend.sources == [copy]
     assert trace.turns[-1].question.startswith("the answer copied the knowledge out")
+
+
+def test_where_the_reply_may_be_cut_a_stream_gets_the_answer_whole():
+    from kcard_core.llm import BackendLLM
+
+    suite = ReaderTests()
+    trace = suite.trace()
+    copy = " ".join(trace.knowledge().split()[:12])
+    reader = RulesReader(BackendLLM(model=None, backend=Copying(copy, span="the Sabre")))
+    assert list(read(reader, suite.question, trace, None, stream=True)) == ["the Sabre"]
+    assert not any("stream showed" in turn.question for turn in trace.turns)
