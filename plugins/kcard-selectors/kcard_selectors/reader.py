@@ -101,15 +101,13 @@ class RulesReader(Reader):
                                     reply, details={"goes on after": reply + mark}))
             more = yield Ask(f"{prompt} {reply}{mark}", hint)
             reply = f"{reply}{mark} {more}" if more else reply
-        if looped(reply) and knowledge and self.copies:
-            span = yield self.copying(prompt, question, knowledge)
-            trace.turns.append(Turn("the answer looped: the knowledge's span likeliest as a whole answer instead",
-                                    reply, details={"span": span}))
-            reply = span or reply
-        elif copied(reply, knowledge) and self.copies:
-            span = yield self.copying(prompt, question, reply)
-            trace.turns.append(Turn("the answer copied the knowledge out: the span of it likeliest as a whole "
-                                    "answer instead", reply, details={"span": span}))
+        # a reply that loops gives way to the knowledge's likeliest span, one that copies it out to its own
+        source, why = ((knowledge, "the answer looped: the knowledge's span") if looped(reply) and knowledge else
+                       (reply, "the answer copied the knowledge out: the span of it") if copied(reply, knowledge)
+                       else ("", ""))
+        if source and self.copies:
+            span = yield self.copying(prompt, question, source)
+            trace.turns.append(Turn(f"{why} likeliest as a whole answer instead", reply, details={"span": span}))
             reply = span or reply
         if not spans:
             return reply
