@@ -54,6 +54,8 @@ SOURCES = {
     "fftw-news": ("NEWS", "gunzip:/usr/share/doc/libfftw3-double3/NEWS.gz", "held-out", "fftw"),
     # held out: questions written on 2026-11-29, before that day's reading changes were measured on it
     "unzip-man": ("unzip.txt", "man-text:/usr/share/man/man1/unzip.1.gz", "held-out", "unzip"),
+    # held out: questions written on 2026-11-29 (session 27), before that session's changes
+    "vim-man": ("vim.txt", "man-text:/usr/share/man/man1/vim.1.gz", "held-out", "vim"),
 }
 
 
