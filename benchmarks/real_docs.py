@@ -259,6 +259,7 @@ def main() -> None:
     parser.add_argument("--format", default="auto", help="force a reader (default: auto)")
     parser.add_argument("--passage-chars", type=int, help="passages of at most this many characters (a probe)")
     parser.add_argument("--dry", action="store_true", help="print rows, do not record them")
+    parser.add_argument("--save", type=Path, help="also append each whole row, misses with it, to this JSONL file")
     parser.add_argument("--report", action="store_true", help="only write the report of the recorded rows")
     args = parser.parse_args()
     if args.passage_chars is not None:
@@ -278,6 +279,9 @@ def main() -> None:
                        "format": documents.detect(file, file.read_bytes()) if args.format == "auto" else args.format,
                        "train_seconds": None, **stats, **ask(document, card, [m for m in modes if m in MODES])}
                 print(json.dumps({k: v for k, v in row.items() if not k.startswith("missed")}), flush=True)
+                if args.save:
+                    with args.save.open("a") as saved:
+                        saved.write(json.dumps(row) + "\n")
                 if not args.dry:
                     rows = [r for r in rows if (r["document"], r["kind"]) != (document, kind)] + [row]
     rows.sort(key=lambda r: (list(SOURCES).index(r["document"]), r["kind"]))

@@ -38,6 +38,7 @@ MARKDOWN_SNIFF = 100  # the first lines of a file without an extension in which 
 TEXT_EXTENSIONS = ("", ".txt", ".text")  # NEWS, ChangeLog, README, notes.txt: plain text in a folder
 PASSAGE_CHARS = 600  # a section's blocks are merged into passages of at most this many characters
 SEPARATOR = " › "  # between the headings of a path
+MARKS = "-*+•·o–\u2023\u2043\u25a0-\u25ff"  # a list item's bullet (a regex class): ‣ ⁃ and ○ ▪ ► ◦ …
 
 
 @dataclass(frozen=True)
@@ -282,7 +283,7 @@ def chunk(blocks: Iterable[Block], size: int = PASSAGE_CHARS) -> list[tuple[tupl
     for block in blocks:
         text = block.text.strip() if block.kind == "code" else one_line(block.text)
         if block.kind == "item":  # a bullet is layout, not content; an item ends where its sentence does
-            text = re.sub(r"^(?:[-+•·o–]|\*+)\s+", "", text)
+            text = re.sub(rf"^(?:[{MARKS}]|\*+)\s+", "", text)
             text += "." if text and text[-1].isalnum() or text.endswith(")") else ""
         if not text:
             continue
@@ -560,15 +561,97 @@ def furniture(pages: list[list[str]]) -> set[str]:
 
 # -- plain text with an outline ------------------------------------------------------------------
 
-BULLET = re.compile(r"(\s*)([-*+•·o–]|\(?\d{1,3}[.)]|\(?[a-z][.)])\s+\S")
+BULLET = re.compile(rf"(\s*)([{MARKS}]|\(?\d{{1,3}}[.)]|\(?[a-z][.)])\s+\S")
 RULE = re.compile(r"\s*([=\-~^#*+_`:.'\"])\1+\s*")
 STARS = re.compile(r"(\*+)\s+(\S.*)")
 NUMBERED = re.compile(r"(\d+(?:\.\d+)*)\.?\s+[A-Z]\S.*")
 LINK = re.compile(r"\s*<?[a-z][a-z+.-]*://\S+>?\s*")  # a line that is a link alone
 
 
+TERM = re.compile(r"(\s*)(\S+(?: \S+)*?) {2,}(\S.*)")  # a term, two spaces or more, then its text
+TERM_CHARS = 30  # a term beside its text is at most this long ("-t {tag}", "--echo-wid", "file ..")
+FILLED = 0.8  # a line of a filled paragraph is at least this share of the text's widest line
+
+
 def indent(line: str) -> int:
     return len(line) - len(line.lstrip())
+
+
+def hanging_terms(lines: list[str]) -> dict[int, int]:
+    """The lines that open with a term whose text hangs beside it, by index: the column where the
+    text starts. A man page's options and exit codes read so ("-b          Binary mode.  A few …",
+    continued under "Binary"). A line is such a term over its text when the next line is indented
+    to the column after a gap of two spaces or more, and no text after its own is indented between
+    the two (as under "2021-04-28  Jakub Jelinek" over "            Tobias Burnus" in a GNU
+    ChangeLog, a title). Then, at the same indent and column, so is a
+    term that fills its column (one space before the text) on a filled line (:data:`FILLED`) over
+    text continued there ("-d {device} Open …"), and a term that ends no sentence two spaces or
+    more beside one line of text ("-L          Same as -r.") before another term or a blank line,
+    with no deeper text after it."""
+    width = max(map(len, lines), default=0)
+    below = [None] * len(lines)  # the indent of the next line, if it is not blank
+    later = [0] * len(lines)  # the indent of the next line of text
+    for i in reversed(range(len(lines) - 1)):
+        below[i] = indent(lines[i + 1]) if lines[i + 1].strip() else None
+        later[i] = later[i + 1] if below[i] is None else below[i]
+    def outside(i: int, column: int) -> bool:  # text after the term's, indented between the two (a title's)
+        j = next((j for j in range(i + 1, len(lines)) if lines[j].strip() and indent(lines[j]) < column), None)
+        return j is not None and indent(lines[i]) < indent(lines[j])
+
+    found: dict[int, int] = {}
+    for i, line in enumerate(lines):
+        match = TERM.fullmatch(line)
+        if (match and len(match.group(2)) <= TERM_CHARS and not BULLET.match(line) and below[i] == match.start(3)
+                and not outside(i, match.start(3))):
+            found[i] = match.start(3)
+    columns = {(indent(lines[i]), column) for i, column in found.items()}
+    for i in reversed(range(len(lines))):
+        line, at = lines[i], indent(lines[i])
+        if i in found or not line.strip() or BULLET.match(line):
+            continue
+        for column in sorted(column for at_, column in columns if at_ == at and column < len(line)):
+            term = line[at:column].rstrip()
+            if line[column - 1] != " " or line[column] == " " or not term or len(term) > TERM_CHARS:
+                continue
+            filled = below[i] == column and len(line) >= FILLED * width
+            one_line = (line[column - 2] == " " and not term.endswith((".", "!", "?", ":", ",", ";"))
+                        and (below[i] is None and later[i] <= at or i + 1 in found and below[i] == at))
+            if (filled or one_line) and not outside(i, column):
+                found[i] = column
+                break
+    return found
+
+
+def table_rows(lines: list[str]) -> dict[int, str]:
+    """The lines of tables laid out in columns, by index: each row as :func:`table_row` reads it, its
+    header row (the first, when a rule is under it or it alone holds no digit) and rule as "". A
+    table is a paragraph (lines between blank ones, less a title indented less than all after it) of
+    three lines or more with a gutter: two columns or more blank in every line, with text on both
+    sides in every line."""
+    rows: dict[int, str] = {}
+    start = 0
+    for end in range(len(lines) + 1):
+        if end < len(lines) and lines[end].strip():
+            continue
+        while end - start > 3 and indent(lines[start]) < min(map(indent, lines[start + 1:end])):
+            start += 1  # a heading over the table
+        paragraph, first, start = lines[start:end], start, end + 1
+        if len(paragraph) < 3:
+            continue
+        width = max(map(len, paragraph))
+        blank = "".join(" " if all(p >= len(line) or line[p] == " " for line in paragraph) else "x"
+                        for p in range(width))
+        bounds = [0, *(gap.end() for gap in re.finditer(r" {2,}", blank) if gap.end() < width
+                       and all(line[:gap.start()].strip() and line[gap.end():].strip() for line in paragraph))]
+        if len(bounds) < 2:
+            continue
+        cells = [[line[a:b].strip() for a, b in zip(bounds, [*bounds[1:], len(line)])] for line in paragraph]
+        numbers = [any(ch.isdigit() for cell in row for ch in cell) for row in cells]
+        ruled = all(RULE.fullmatch(cell) for cell in cells[1])  # "Command  Old Result" over "-------  ----------"
+        header = cells[0] if ruled or not numbers[0] and any(numbers) else []
+        for k, row in enumerate(cells):
+            rows[first + k] = "" if k < bool(header) + ruled else table_row(header, row)
+    return rows
 
 
 def star_lines(lines: list[str]) -> dict[int, int]:
@@ -616,7 +699,9 @@ def outline_blocks(content: str) -> list[Block]:
     - a ``*`` / ``**`` line at the start of a line is a heading or an item (:func:`star_lines`);
     - a numbered title ("2.1 Building") followed by a blank line is a heading of that depth;
     - a short line followed by lines indented deeper is a heading for them ("OPTIONS", "-v,
-      --invert-match" in a man page; "tmux (3.3a-3) unstable" in a Debian changelog);
+      --invert-match" in a man page; "tmux (3.3a-3) unstable" in a Debian changelog), and so is a
+      term beside the text it heads (:func:`hanging_terms`: "-b          Binary mode.");
+    - a paragraph laid out in columns is a table, a row a block (:func:`table_rows`);
     - a short line that ends no sentence over list items is their heading ("Bug fixes:",
       "2022-04-10: v1.0.26"), and such a line alone over that heading heads both ("2022.07.12,
       Version 1.44.2" over "Changes since version 1.44.1:"), as does a line alone that opens with the
@@ -626,7 +711,7 @@ def outline_blocks(content: str) -> list[Block]:
       paragraph (lines up to a blank line or a change of indentation) another.
     """
     lines = content.expandtabs(8).splitlines()
-    starred = star_lines(lines)
+    starred, rows, terms = star_lines(lines), table_rows(lines), hanging_terms(lines)
     rules: list[str] = []
     outline, blocks = Outline(), []
     soft: list[tuple[float, str, bool]] = []  # (indent, title, lead-in): soft headings under the outline
@@ -736,6 +821,17 @@ def outline_blocks(content: str) -> list[Block]:
         while soft and at <= soft[-1][0] and not (soft[-1][2] and (BULLET.match(line) or LINK.fullmatch(line))):
             flush()  # the text has come back out of a soft heading's scope
             soft.pop()
+        if i in rows:  # a table row, a block of its own (its header row is in the rows after it)
+            flush()
+            block, block_kind = [rows[i]] if rows[i] else [], "item"
+            flush()
+            i += 1
+            continue
+        if i in terms:  # a term over its text: the term heads it
+            soft_heading(at, line[:terms[i]].strip())
+            block, block_kind, block_indent, body_indent = [line[terms[i]:]], "text", terms[i], terms[i]
+            i += 1
+            continue
         nxt = next_text(i + 1)
         later = lines[nxt] if nxt < len(lines) else ""
         if not block and (deep := depth(i)):  # the lead-in and the titles under it stay under it

@@ -180,6 +180,29 @@ def test_a_real_news_file_puts_each_change_under_its_release():
      "              ing.\n\n       -w N   Width.\n",
      [(("NAME",), "frob - make gadgets"), (("OPTIONS", "-q, --quiet"), "Print nothing."),
       (("OPTIONS",), "-w N Width.")]),
+    # terms beside their text head it: over text continued under it, filling their column on a filled line,
+    # beside one line before a blank line or the next term; a line that ends a sentence is no term
+    ("OPTIONS\n       -b          Binary mode.  A few options are set that make it\n"
+     "                   possible to edit a binary file.\n\n"
+     "       -d {device} Open {device} for use as a terminal; only on the Amiga,\n                   the old way.\n\n"
+     "       -L          Same as -r.\n\n       Note that:  options combine.\n\n"
+     "EXIT STATUS\n       0           All is good.\n       1           An error occurred.\n",
+     [(("OPTIONS", "-b"), "Binary mode. A few options are set that make it possible to edit a binary file."),
+      (("OPTIONS", "-d {device}"), "Open {device} for use as a terminal; only on the Amiga, the old way."),
+      (("OPTIONS", "-L"), "Same as -r."), (("OPTIONS",), "Note that: options combine."),
+      (("EXIT STATUS", "0"), "All is good."), (("EXIT STATUS", "1"), "An error occurred.")]),
+    # a paragraph laid out in columns is a table, a row an item: with the header row that has no digit where
+    # the others have, or that is over a rule, in front of each cell; without one, the cells alone
+    ("VERSIONS\n       v1.2   15 Mar 89   A. Person\n       v2.0    9 Sep 89   A. Person\n"
+     "       v5.4   28 Nov 98   The Group\n\nPRESETS\n       Preset   Memory\n         -0      3 MiB\n"
+     "         -9    674 MiB\n\nCALLS\n    Command          Result\n    -------          ------\n"
+     "    $(suffix a.b)    b\n",
+     [(("VERSIONS",), "v1.2; 15 Mar 89; A. Person. v2.0; 9 Sep 89; A. Person. v5.4; 28 Nov 98; The Group."),
+      (("PRESETS",), "Preset: -0; Memory: 3 MiB. Preset: -9; Memory: 674 MiB."),
+      (("CALLS",), "Command: $(suffix a.b); Result: b.")]),
+    # a GNU ChangeLog: a date and author line over a second author at the first's column is a title, no term
+    ("2021-04-28  A Person  <a@b.org>\n            B Person  <b@c.org>\n\n\t* frob.c (main): Fix a leak.\n",
+     [(("2021-04-28 A Person <a@b.org>",), "B Person <b@c.org> frob.c (main): Fix a leak.")]),
     # a Debian changelog: the entry's header line over its items and trailer
     ("tmux (3.3a-3) unstable; urgency=medium\n\n  * Update a tag.\n\n -- A Person <a@b.org>  Mon, 01 Jan 2024\n\n"
      "tmux (3.3a-2) unstable; urgency=medium\n\n  * Older.\n",

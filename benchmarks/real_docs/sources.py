@@ -52,8 +52,9 @@ SOURCES = {
     # held out: questions written on 2026-11-29, after the stacked-title change was coded and before it
     # was measured on this document; run once on the code before it and once after
     "fftw-news": ("NEWS", "gunzip:/usr/share/doc/libfftw3-double3/NEWS.gz", "held-out", "fftw"),
-    # held out: questions written on 2026-11-29, before that day's reading changes were measured on it
-    "unzip-man": ("unzip.txt", "man-text:/usr/share/man/man1/unzip.1.gz", "held-out", "unzip"),
+    # held out: questions written on 2026-11-29, before that day's reading changes were measured on it;
+    # run once before and once after them, then tuned on (terms beside their text, tables in columns)
+    "unzip-man": ("unzip.txt", "man-text:/usr/share/man/man1/unzip.1.gz", "tuning", "unzip"),
     # held out: questions written on 2026-11-29 (session 27), before that session's changes
     "vim-man": ("vim.txt", "man-text:/usr/share/man/man1/vim.1.gz", "held-out", "vim"),
 }
