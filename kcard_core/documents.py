@@ -582,18 +582,18 @@ def hanging_terms(lines: list[str]) -> dict[int, int]:
     text starts. A man page's options and exit codes read so ("-b          Binary mode.  A few …",
     continued under "Binary"). A line is such a term over its text when the next line is indented
     to the column after a gap of two spaces or more, and no text after its own is indented between
-    the two (as under "2021-04-28  Jakub Jelinek" over "            Tobias Burnus" in a GNU
-    ChangeLog, a title). Then, at the same indent and column, so is a
-    term that fills its column (one space before the text) on a filled line (:data:`FILLED`) over
-    text continued there ("-d {device} Open …"), and a term that ends no sentence two spaces or
-    more beside one line of text ("-L          Same as -r.") before another term or a blank line,
-    with no deeper text after it."""
+    the two (as under "2021-04-28  A Person" over "            B Person" in a GNU ChangeLog: a
+    title). Then, at the same indent and column, so is a term that fills its column (one space
+    before the text) on a filled line (:data:`FILLED`) over text continued there ("-d {device}
+    Open …"), and a term that ends no sentence two spaces or more beside one line of text ("-L
+    Same as -r.") before another term or a blank line, with no deeper text after it."""
     width = max(map(len, lines), default=0)
     below = [None] * len(lines)  # the indent of the next line, if it is not blank
     later = [0] * len(lines)  # the indent of the next line of text
     for i in reversed(range(len(lines) - 1)):
         below[i] = indent(lines[i + 1]) if lines[i + 1].strip() else None
         later[i] = later[i + 1] if below[i] is None else below[i]
+
     def outside(i: int, column: int) -> bool:  # text after the term's, indented between the two (a title's)
         j = next((j for j in range(i + 1, len(lines)) if lines[j].strip() and indent(lines[j]) < column), None)
         return j is not None and indent(lines[i]) < indent(lines[j])
