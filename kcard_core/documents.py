@@ -566,8 +566,6 @@ RULE = re.compile(r"\s*([=\-~^#*+_`:.'\"])\1+\s*")
 STARS = re.compile(r"(\*+)\s+(\S.*)")
 NUMBERED = re.compile(r"(\d+(?:\.\d+)*)\.?\s+[A-Z]\S.*")
 LINK = re.compile(r"\s*<?[a-z][a-z+.-]*://\S+>?\s*")  # a line that is a link alone
-
-
 TERM = re.compile(r"(\s*)(\S+(?: \S+)*?) {2,}(\S.*)")  # a term, two spaces or more, then its text
 TERM_CHARS = 30  # a term beside its text is at most this long ("-t {tag}", "--echo-wid", "file ..")
 FILLED = 0.8  # a line of a filled paragraph is at least this share of the text's widest line
@@ -604,12 +602,14 @@ def hanging_terms(lines: list[str]) -> dict[int, int]:
         if (match and len(match.group(2)) <= TERM_CHARS and not BULLET.match(line) and below[i] == match.start(3)
                 and not outside(i, match.start(3))):
             found[i] = match.start(3)
-    columns = {(indent(lines[i]), column) for i, column in found.items()}
+    columns: dict[int, set[int]] = {}  # the text columns of those terms, by their indent
+    for i, column in found.items():
+        columns.setdefault(indent(lines[i]), set()).add(column)
     for i in reversed(range(len(lines))):
         line, at = lines[i], indent(lines[i])
         if i in found or not line.strip() or BULLET.match(line):
             continue
-        for column in sorted(column for at_, column in columns if at_ == at and column < len(line)):
+        for column in sorted(column for column in columns.get(at, ()) if column < len(line)):
             term = line[at:column].rstrip()
             if line[column - 1] != " " or line[column] == " " or not term or len(term) > TERM_CHARS:
                 continue
@@ -821,7 +821,8 @@ def outline_blocks(content: str) -> list[Block]:
         while soft and at <= soft[-1][0] and not (soft[-1][2] and (BULLET.match(line) or LINK.fullmatch(line))):
             flush()  # the text has come back out of a soft heading's scope
             soft.pop()
-        if i in rows:  # a table row, a block of its own (its header row is in the rows after it)
+        if i in rows:  # a table row, a block of its own (its header row is in the rows after it), read as
+            # an item so that it ends its sentence
             flush()
             block, block_kind = [rows[i]] if rows[i] else [], "item"
             flush()
