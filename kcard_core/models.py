@@ -26,6 +26,7 @@ BASE_MODELS = {
     ),
 }
 DEFAULT_MODEL = "gemma-3-270m"
+TRAINING_BASE = "smollm2-135m-instruct"  # the base `kcard train` fine-tunes unless told otherwise
 
 
 def model_artifact(name_or_path: str | None) -> tuple[str, Artifact]:

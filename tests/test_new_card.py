@@ -140,8 +140,8 @@ def test_rendered_card_installs_in_a_fresh_venv_and_passes_its_tests(tmp_path):
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = venv / "bin" / "python"
-    subprocess.run([python, "-m", "pip", "install", "-q", "--find-links", str(WHEELS), "pytest", str(ROOT),
-                    str(ROOT / "plugins" / "kcard-llama-cpp"), str(package)], check=True, timeout=900)
+    subprocess.run([python, "-m", "pip", "install", "-q", "--no-compile", "--find-links", str(WHEELS), "pytest",
+                    str(ROOT), str(ROOT / "plugins" / "kcard-llama-cpp"), str(package)], check=True, timeout=900)
     listed = subprocess.run([venv / "bin" / "kcard", "cards", "list", "--json"], capture_output=True, text=True,
                             check=True)
     assert [row["name"] for row in json.loads(listed.stdout)] == ["tiny-facts"]

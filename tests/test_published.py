@@ -74,7 +74,8 @@ def test_published_packages_install_by_name_and_work(tmp_path, index):
     run([sys.executable, "-m", "venv", venv], cwd=tmp_path)
     env = {key: value for key, value in os.environ.items() if key not in ("KCARD_DATA", "PYTHONPATH")}
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env['PATH']}"
-    pip = [venv / "bin" / "python", "-m", "pip", "install", "-q", "--index-url", f"{index}/simple/",
+    # --no-compile: the installed files are the wheels' own; bytecode is written when a module is first imported
+    pip = [venv / "bin" / "python", "-m", "pip", "install", "-q", "--no-compile", "--index-url", f"{index}/simple/",
            "--find-links", WHEELS]
     # first the machine's CPU torch and the compiled llama-cpp-python, so that nothing pulls another build
     run([*pip, "torch==2.13.0", f"llama-cpp-python=={LLAMA_CPP}"], cwd=tmp_path)

@@ -6,6 +6,7 @@ import click
 
 from kcard_core.hookspecs import hookimpl
 from kcard_core.documents import FORMATS
+from kcard_core.models import TRAINING_BASE
 
 
 @click.command()
@@ -17,7 +18,7 @@ from kcard_core.documents import FORMATS
 @click.option("--format", "corpus_format", type=click.Choice(FORMATS), default="auto", show_default=True,
               help="How CORPUS holds its passages; auto: by extension (.md, .rst, .html, .pdf, .jsonl), else "
                    "by content (plain text with outline headings; one passage a line without a blank line).")
-@click.option("--base", default="smollm2-135m-instruct", show_default=True,
+@click.option("--base", default=TRAINING_BASE, show_default=True,
               help="Base model: a known name, a GGUF file, an HF folder, or 'tiny-random' (for tests).")
 @click.option("--preset", type=click.Choice(["memorise", "cpu", "paper"]), default="memorise", show_default=True,
               help="memorise: a small corpus (notes, a few pages) learned until the card writes it back; "

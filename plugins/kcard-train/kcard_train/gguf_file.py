@@ -11,7 +11,9 @@ reordered head by head (:func:`rotary_rows`).
 
 from __future__ import annotations
 
+import mmap
 import re
+import struct
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +21,8 @@ import numpy as np
 from kcard_core.errors import KcardError
 
 ARCH = "llama"
+STRING, ARRAY = 8, 9  # GGUF's value types that are not a fixed-size scalar
+SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
 
 
 def rotary_rows(weight: np.ndarray, heads: int) -> np.ndarray:
@@ -60,6 +64,46 @@ def _weight(hf_name: str, tensor, config) -> np.ndarray:
     return array
 
 
+def metadata(path: Path, keep) -> list[tuple[str, object, int, int | None]]:
+    """The key-value metadata of the GGUF file at ``path`` whose keys ``keep`` accepts, in file order:
+    (key, value, value type, an array's element type or None), strings as bytes. Reads the header
+    alone, in a fraction of a second (the gguf package's reader maps every value to an array of its
+    own: seconds for a vocabulary). Raises KcardError for a file that is not GGUF."""
+    with open(path, "rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        magic, version, _, count = struct.unpack_from("<4sIQQ", data)
+        if magic != b"GGUF" or version < 2:
+            raise KcardError(f"{path} is not a GGUF file (version 2 or later)")
+        at = 24
+
+        def value(kind: int):
+            nonlocal at
+            if kind == STRING:
+                (size,) = struct.unpack_from("<Q", data, at)
+                at += 8 + size
+                return data[at - size:at]
+            if kind == ARRAY:
+                element, size = struct.unpack_from("<IQ", data, at)
+                at += 12
+                if element not in SCALARS:
+                    return [value(element) for _ in range(size)]
+                array = np.frombuffer(data, SCALARS[element], size, at)
+                at += array.nbytes
+                return array.tolist()
+            (found,) = struct.unpack_from(SCALARS[kind], data, at)
+            at += struct.calcsize(SCALARS[kind])
+            return found
+
+        fields = []
+        for _ in range(count):
+            key = value(STRING).decode()
+            kind, element = struct.unpack_from("<II", data, at)
+            at += 4
+            found = value(kind)
+            if keep(key):
+                fields.append((key, found, kind, element if kind == ARRAY else None))
+        return fields
+
+
 def write_model(model, template: Path, out: Path) -> None:
     """Write ``model`` (a transformers Llama model, on the CPU) to ``out``: its configuration and
     weights, with the tokenizer and licence of ``template`` (a GGUF of any architecture whose tokenizer
@@ -68,13 +112,12 @@ def write_model(model, template: Path, out: Path) -> None:
 
     config = model.config
     hyper = _llama_config(config)
-    reader = gguf.GGUFReader(template)
     writer = gguf.GGUFWriter(out, ARCH)
-    for key, field in reader.fields.items():  # the tokenizer and the licence; not the template's shape or name
-        if not key.startswith("tokenizer.") and key != "general.license":
-            continue
-        sub_type = field.types[-1] if field.types[0] == gguf.GGUFValueType.ARRAY else None
-        writer.add_key_value(key, field.contents(), field.types[0], sub_type)
+    # the tokenizer and the licence; not the template's shape or name
+    for key, value, kind, element in metadata(template, lambda key: key.startswith("tokenizer.")
+                                              or key == "general.license"):
+        writer.add_key_value(key, value, gguf.GGUFValueType(kind),
+                             None if element is None else gguf.GGUFValueType(element))
     for key, value in hyper.items():
         kind = gguf.GGUFValueType.FLOAT32 if isinstance(value, float) else gguf.GGUFValueType.UINT32
         writer.add_key_value(f"{ARCH}.{key}", value, kind)

@@ -36,7 +36,7 @@ from safetensors.torch import save_file
 from kcard_core.artifacts import Artifact, sha256_of
 from kcard_core.documents import describe, passages_jsonl, read_passages
 from kcard_core.errors import KcardError
-from kcard_core.models import BASE_MODELS, resolve_model
+from kcard_core.models import BASE_MODELS, TRAINING_BASE, resolve_model
 from kcard_train import gguf_file, memorise
 from kcard_transformers.backend import resolved_device, weights_folder
 
@@ -94,7 +94,7 @@ def load_base(base: str):
     from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
     if base == "tiny-random":  # a few-M-parameter Llama with SmolLM2's tokenizer: tests the path in seconds
-        tokenizer = AutoTokenizer.from_pretrained(weights_folder(resolve_model(None)[1]))
+        tokenizer = AutoTokenizer.from_pretrained(weights_folder(resolve_model(TRAINING_BASE)[1]))
         config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                              num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
                              tie_word_embeddings=True, bos_token_id=tokenizer.bos_token_id,
@@ -562,8 +562,10 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
     base_gguf = base_artifact(base)
     if recipe.lora_rank and base_gguf is None:
         raise KcardError("a LoRA card runs over its base GGUF: give --base a known model name or a .gguf file")
-    # the GGUF whose tokenizer the card's GGUF carries: the base's (the tiny test model has the default model's)
-    template = base_gguf.resolve() if base_gguf else resolve_model(None)[1] if base == "tiny-random" else None
+    # the GGUF whose tokenizer the card's GGUF carries: the base's (the tiny test model has SmolLM2's)
+    template = base_gguf.resolve() if base_gguf else None
+    if base == "tiny-random":
+        template = resolve_model(TRAINING_BASE)[1]
     if template is None:
         raise KcardError("kcard train writes the card's GGUF with its base's tokenizer: give --base a known model "
                          "name or a .gguf file")

@@ -25,10 +25,11 @@ def test_corpus_formats(tmp_path):
     assert PRESETS["paper"].lr == 2e-5 and PRESETS["paper"].betas == (0.9, 0.98)
 
 
-def train(tmp_path, *options):
+def train(tmp_path, *options, districts: int = 150):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("The Districts Board is a fictional board.\n\n"
-                      + "\n\n".join(f"Candidate {i % 7} won district {i} in the 2022 elections." for i in range(150)))
+                      + "\n\n".join(f"Candidate {i % 7} won district {i} in the 2022 elections."
+                                      for i in range(districts)))
     cli_with_train = cli
     load_registry().call_hook("register_commands", lambda plugin: cli_with_train, argname="cli")
     return CliRunner().invoke(cli_with_train, ["train", str(corpus), "--name", "districts", "--out",
@@ -68,7 +69,8 @@ def test_train_writes_a_card_that_runs_on_both_backends(tmp_path, monkeypatch):
 
 def test_lora_card_applies_its_adapter_on_both_backends(tmp_path, monkeypatch):
     offline(monkeypatch)
-    result = train(tmp_path, "--lora", "--lora-rank", "4", "--steps", "3", "--batch-size", "2")
+    # a short text: the real base's recall check and perplexity read all of it
+    result = train(tmp_path, "--lora", "--lora-rank", "4", "--steps", "3", "--batch-size", "2", districts=20)
     assert result.exit_code == 0, result.output
     card = Card.from_manifest(tmp_path / "card" / "card.toml")
     assert set(card.manifest.artifacts) == {"model", "adapter-gguf", "adapter-peft", "evidence"}
