@@ -7,6 +7,7 @@ inside functions, so registering the backend stays cheap.
 
 from __future__ import annotations
 
+import copy
 import functools
 import importlib.util
 import os
@@ -177,12 +178,18 @@ class LoadedModel:
                 masked = self.mask(input_ids[0, start:].tolist(), scores[0].float().cpu().numpy())
                 return torch.from_numpy(masked).to(scores)[None]
 
-        def decode(mask) -> None:
-            self.model.generate(**inputs, **kwargs, logits_processor=LogitsProcessorList([Masked(mask)]))
+        with torch.inference_mode():  # the prompt but its last token is read once; each decoding goes on from it
+            prefix = self.model(input_ids=inputs["input_ids"][:, :-1], attention_mask=inputs["attention_mask"][:, :-1],
+                                use_cache=True).cache if start > 1 else None
 
-        with torch.inference_mode():
-            first = self.model(**inputs).logits[0, -1].float().cpu().numpy()
-            span = copy_span(first, decode, source, self.ends(tuple(sampling.stop) or ("\n",)), blank)
+            def decode(mask) -> None:
+                self.model.generate(**inputs, **kwargs, cache=copy.deepcopy(prefix),
+                                    logits_processor=LogitsProcessorList([Masked(mask)]))
+
+            first = self.model(input_ids=inputs["input_ids"][:, -1:] if prefix is not None else inputs["input_ids"],
+                               attention_mask=inputs["attention_mask"], cache=copy.deepcopy(prefix))
+            span = copy_span(first.logits[0, -1].float().cpu().numpy(), decode, source,
+                             self.ends(tuple(sampling.stop) or ("\n",)), blank)
         return self.tokenizer.decode(span, skip_special_tokens=True)
 
     def generate_together(self, requests: list[Request]) -> list[list[str]]:
