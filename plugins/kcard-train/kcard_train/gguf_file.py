@@ -67,41 +67,49 @@ def _weight(hf_name: str, tensor, config) -> np.ndarray:
 def metadata(path: Path, keep) -> list[tuple[str, object, int, int | None]]:
     """The key-value metadata of the GGUF file at ``path`` whose keys ``keep`` accepts, in file order:
     (key, value, value type, an array's element type or None), strings as bytes. Reads the header
-    alone, in a fraction of a second (the gguf package's reader maps every value to an array of its
-    own: seconds for a vocabulary). Raises KcardError for a file that is not GGUF."""
-    with open(path, "rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
-        magic, version, _, count = struct.unpack_from("<4sIQQ", data)
-        if magic != b"GGUF" or version < 2:
-            raise KcardError(f"{path} is not a GGUF file (version 2 or later)")
-        at = 24
+    alone (a vocabulary in a tenth of a second). Raises KcardError for a file that is not a whole GGUF
+    file of version 2 or later."""
+    try:
+        with open(path, "rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            return _fields(data, keep)
+    except (struct.error, ValueError, KeyError) as error:  # not GGUF, cut short, empty, an unknown type
+        raise KcardError(f"{path} is not a whole GGUF file ({error})") from error
 
-        def value(kind: int):
-            nonlocal at
-            if kind == STRING:
-                (size,) = struct.unpack_from("<Q", data, at)
-                at += 8 + size
-                return data[at - size:at]
-            if kind == ARRAY:
-                element, size = struct.unpack_from("<IQ", data, at)
-                at += 12
-                if element not in SCALARS:
-                    return [value(element) for _ in range(size)]
-                array = np.frombuffer(data, SCALARS[element], size, at)
-                at += array.nbytes
-                return array.tolist()
-            (found,) = struct.unpack_from(SCALARS[kind], data, at)
-            at += struct.calcsize(SCALARS[kind])
-            return found
 
-        fields = []
-        for _ in range(count):
-            key = value(STRING).decode()
-            kind, element = struct.unpack_from("<II", data, at)
-            at += 4
-            found = value(kind)
-            if keep(key):
-                fields.append((key, found, kind, element if kind == ARRAY else None))
-        return fields
+def _fields(data: mmap.mmap, keep) -> list[tuple[str, object, int, int | None]]:
+    magic, version, _, count = struct.unpack_from("<4sIQQ", data)
+    if magic != b"GGUF" or version < 2:
+        raise ValueError("no GGUF magic number, or a version before 2")
+    at = 24
+
+    def value(kind: int):
+        nonlocal at
+        if kind == STRING:
+            (size,) = struct.unpack_from("<Q", data, at)
+            at += 8 + size
+            return data[at - size:at]
+        if kind == ARRAY:
+            element, size = struct.unpack_from("<IQ", data, at)
+            at += 12
+            if element not in SCALARS:
+                return [value(element) for _ in range(size)]
+            array = np.frombuffer(data, SCALARS[element], size, at)
+            at += array.nbytes
+            return array.tolist()
+        (found,) = struct.unpack_from(SCALARS[kind], data, at)
+        at += struct.calcsize(SCALARS[kind])
+        return found
+
+    fields = []
+    for _ in range(count):
+        key = value(STRING).decode()
+        (kind,) = struct.unpack_from("<I", data, at)
+        at += 4
+        element = struct.unpack_from("<I", data, at)[0] if kind == ARRAY else None
+        found = value(kind)
+        if keep(key):
+            fields.append((key, found, kind, element))
+    return fields
 
 
 def write_model(model, template: Path, out: Path) -> None:

@@ -40,9 +40,11 @@ def test_metadata_reads_every_kind_of_value_back_as_written(tmp_path):
     only = metadata(tmp_path / "t.gguf", lambda key: key.startswith("tokenizer."))
     assert [key for key, *_ in only] == ["tokenizer.ggml.add_bos_token", "tokenizer.ggml.eos_token_id",
                                          "tokenizer.ggml.tokens", "tokenizer.ggml.token_type"]
-    (tmp_path / "not.gguf").write_bytes(b"PK\x03\x04" + bytes(40))
-    with pytest.raises(KcardError, match="not a GGUF file"):
-        metadata(tmp_path / "not.gguf", lambda key: True)
+    whole = (tmp_path / "t.gguf").read_bytes()
+    for name, data in (("zip", b"PK\x03\x04" + bytes(40)), ("empty", b""), ("cut", whole[:200])):
+        (tmp_path / name).write_bytes(data)
+        with pytest.raises(KcardError, match="not a whole GGUF file"):
+            metadata(tmp_path / name, lambda key: True)
 
 
 @pytest.mark.slow
