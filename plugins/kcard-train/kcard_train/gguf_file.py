@@ -16,13 +16,17 @@ import re
 import struct
 from pathlib import Path
 
+import gguf
 import numpy as np
+from gguf import GGUFValueType as Kind
 
 from kcard_core.errors import KcardError
 
 ARCH = "llama"
-STRING, ARRAY = 8, 9  # GGUF's value types that are not a fixed-size scalar
-SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
+# the struct formats of GGUF's fixed-size values
+SCALARS = {Kind.UINT8: "<B", Kind.INT8: "<b", Kind.UINT16: "<H", Kind.INT16: "<h", Kind.UINT32: "<I",
+           Kind.INT32: "<i", Kind.FLOAT32: "<f", Kind.BOOL: "<?", Kind.UINT64: "<Q", Kind.INT64: "<q",
+           Kind.FLOAT64: "<d"}
 
 
 def rotary_rows(weight: np.ndarray, heads: int) -> np.ndarray:
@@ -64,7 +68,7 @@ def _weight(hf_name: str, tensor, config) -> np.ndarray:
     return array
 
 
-def metadata(path: Path, keep) -> list[tuple[str, object, int, int | None]]:
+def metadata(path: Path, keep) -> list[tuple[str, object, Kind, Kind | None]]:
     """The key-value metadata of the GGUF file at ``path`` whose keys ``keep`` accepts, in file order:
     (key, value, value type, an array's element type or None), strings as bytes. Reads the header
     alone (a vocabulary in a tenth of a second). Raises KcardError for a file that is not a whole GGUF
@@ -76,23 +80,23 @@ def metadata(path: Path, keep) -> list[tuple[str, object, int, int | None]]:
         raise KcardError(f"{path} is not a whole GGUF file ({error})") from error
 
 
-def _fields(data: mmap.mmap, keep) -> list[tuple[str, object, int, int | None]]:
+def _fields(data: mmap.mmap, keep) -> list[tuple[str, object, Kind, Kind | None]]:
     magic, version, _, count = struct.unpack_from("<4sIQQ", data)
     if magic != b"GGUF" or version < 2:
         raise ValueError("no GGUF magic number, or a version before 2")
     at = 24
 
-    def value(kind: int):
+    def value(kind: Kind):
         nonlocal at
-        if kind == STRING:
+        if kind == Kind.STRING:
             (size,) = struct.unpack_from("<Q", data, at)
             at += 8 + size
             return data[at - size:at]
-        if kind == ARRAY:
+        if kind == Kind.ARRAY:
             element, size = struct.unpack_from("<IQ", data, at)
             at += 12
             if element not in SCALARS:
-                return [value(element) for _ in range(size)]
+                return [value(Kind(element)) for _ in range(size)]
             array = np.frombuffer(data, SCALARS[element], size, at)
             at += array.nbytes
             return array.tolist()
@@ -102,10 +106,10 @@ def _fields(data: mmap.mmap, keep) -> list[tuple[str, object, int, int | None]]:
 
     fields = []
     for _ in range(count):
-        key = value(STRING).decode()
-        (kind,) = struct.unpack_from("<I", data, at)
+        key = value(Kind.STRING).decode()
+        kind = Kind(struct.unpack_from("<I", data, at)[0])
         at += 4
-        element = struct.unpack_from("<I", data, at)[0] if kind == ARRAY else None
+        element = Kind(struct.unpack_from("<I", data, at)[0]) if kind == Kind.ARRAY else None
         found = value(kind)
         if keep(key):
             fields.append((key, found, kind, element))
@@ -116,18 +120,15 @@ def write_model(model, template: Path, out: Path) -> None:
     """Write ``model`` (a transformers Llama model, on the CPU) to ``out``: its configuration and
     weights, with the tokenizer and licence of ``template`` (a GGUF of any architecture whose tokenizer
     the model uses). Raises KcardError for a model of another architecture."""
-    import gguf
-
     config = model.config
     hyper = _llama_config(config)
     writer = gguf.GGUFWriter(out, ARCH)
     # the tokenizer and the licence; not the template's shape or name
     for key, value, kind, element in metadata(template, lambda key: key.startswith("tokenizer.")
                                               or key == "general.license"):
-        writer.add_key_value(key, value, gguf.GGUFValueType(kind),
-                             None if element is None else gguf.GGUFValueType(element))
+        writer.add_key_value(key, value, kind, element)
     for key, value in hyper.items():
-        kind = gguf.GGUFValueType.FLOAT32 if isinstance(value, float) else gguf.GGUFValueType.UINT32
+        kind = Kind.FLOAT32 if isinstance(value, float) else Kind.UINT32
         writer.add_key_value(f"{ARCH}.{key}", value, kind)
     writer.add_file_type(gguf.LlamaFileType.MOSTLY_Q8_0)
     writer.add_quantization_version(gguf.GGML_QUANT_VERSION)
@@ -147,8 +148,6 @@ def write_model(model, template: Path, out: Path) -> None:
 def write_lora(model, out: Path) -> None:
     """Write the LoRA adapter of ``model`` (a PEFT model over a Llama base) to ``out`` as a GGUF
     adapter: each adapted weight's A and B matrices in F16 and its scale (alpha)."""
-    import gguf
-
     config = model.get_base_model().config
     _llama_config(config)
     (adapter,) = model.peft_config.values()

@@ -89,12 +89,21 @@ def base_artifact(base: str) -> Artifact | None:
     return None
 
 
+def tokenizer_gguf(base: str, artifact: Artifact | None) -> Path | None:
+    """The GGUF whose tokenizer ``base`` (its GGUF ``artifact``, from :func:`base_artifact`) uses and a
+    card trained from it carries, verified: the base's own, SmolLM2's for 'tiny-random', None for an
+    HF folder."""
+    if base == "tiny-random":
+        return resolve_model(TRAINING_BASE)[1]
+    return artifact.resolve() if artifact else None
+
+
 def load_base(base: str):
     """(model, tokenizer, description) for a catalog name, a GGUF file, an HF folder or 'tiny-random'."""
     from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
     if base == "tiny-random":  # a few-M-parameter Llama with SmolLM2's tokenizer: tests the path in seconds
-        tokenizer = AutoTokenizer.from_pretrained(weights_folder(resolve_model(TRAINING_BASE)[1]))
+        tokenizer = AutoTokenizer.from_pretrained(weights_folder(tokenizer_gguf(base, None)))
         config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                              num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
                              tie_word_embeddings=True, bos_token_id=tokenizer.bos_token_id,
@@ -562,10 +571,7 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
     base_gguf = base_artifact(base)
     if recipe.lora_rank and base_gguf is None:
         raise KcardError("a LoRA card runs over its base GGUF: give --base a known model name or a .gguf file")
-    # the GGUF whose tokenizer the card's GGUF carries: the base's (the tiny test model has SmolLM2's)
-    template = base_gguf.resolve() if base_gguf else None
-    if base == "tiny-random":
-        template = resolve_model(TRAINING_BASE)[1]
+    template = tokenizer_gguf(base, base_gguf)  # the card's GGUF carries its tokenizer
     if template is None:
         raise KcardError("kcard train writes the card's GGUF with its base's tokenizer: give --base a known model "
                          "name or a .gguf file")
