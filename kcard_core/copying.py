@@ -56,13 +56,14 @@ class CopyMask:
         masked[keep] = logits[keep]
         return masked
 
-    def prefixes(self, blank: frozenset[int] = frozenset()) -> list[tuple[float, list[int]]]:
+    def prefixes(self, blank: frozenset[int] = frozenset(),
+                 fits: Callable[[list[int]], bool] = lambda tokens: True) -> list[tuple[float, list[int]]]:
         """(log-probability of writing it whole and then ending, tokens) for each prefix that holds a
-        token not in ``blank`` (tokens that say nothing new: :func:`source_tokens`)."""
+        token not in ``blank`` (tokens that say nothing new: :func:`source_tokens`) and ``fits``."""
         found, total = [], 0.0
         for k in range(1, min(len(self.chosen), len(self.ended) - 1) + 1):
             total += self.chosen[k - 1]
-            if not set(self.written[:k]) <= blank:
+            if not set(self.written[:k]) <= blank and fits(self.written[:k]):
                 found.append((total + self.ended[k], self.written[:k]))
         return found
 
@@ -78,10 +79,16 @@ def source_tokens(text: str, tokenize: Callable[[str], list[int]], text_of: Call
     return source, frozenset(said | {token for token in source if not text_of([token]).strip()})
 
 
+def within(words: int, text_of: Callable[[list[int]], str]) -> Callable[[list[int]], bool]:
+    """Whether a span's tokens make at most ``words`` words (white-space separated; 0: any number)."""
+    return lambda tokens: not words or len(text_of(tokens).split()) <= words
+
+
 def copy_span(first_logits: np.ndarray, decode: Callable[[CopyMask], object], source: list[int],
-              ends: list[int], blank: frozenset[int] = frozenset(), starts: int = STARTS) -> list[int]:
+              ends: list[int], blank: frozenset[int] = frozenset(), starts: int = STARTS,
+              fits: Callable[[list[int]], bool] = lambda tokens: True) -> list[int]:
     """The tokens of the span of ``source`` likeliest as a whole answer, among those that hold a token not
-    in ``blank`` (empty when there is none).
+    in ``blank`` and that ``fits`` (e.g. :func:`within` a length); empty when there is none.
 
     ``first_logits``: the model's logits for the answer's first token; ``decode(mask)`` runs greedy
     decoding from the same prompt with ``mask`` applied at every step (until an end or the token limit)."""
@@ -90,5 +97,5 @@ def copy_span(first_logits: np.ndarray, decode: Callable[[CopyMask], object], so
     for token in sorted(set(source), key=lambda t: -first[t])[:starts]:
         mask = CopyMask(source, ends, token)
         decode(mask)
-        best = max([best, *mask.prefixes(blank)], key=lambda found: found[0])
+        best = max([best, *mask.prefixes(blank, fits)], key=lambda found: found[0])
     return best[1]

@@ -75,10 +75,11 @@ class Reader(ABC):
         ``copy`` and ``asked``: a kcard backend whose model ``copies``, :mod:`kcard_core.copying`)."""
         return self.takes_hints and getattr(self.llm.backend, "copies", False)
 
-    def copying(self, prompt: Any, question: str, knowledge: str) -> Ask:
+    def copying(self, prompt: Any, question: str, knowledge: str, words: int = 0) -> Ask:
         """The request for the span of ``knowledge`` likeliest as the whole answer, made of more than
-        the question's own tokens (only where the reader :attr:`copies`)."""
-        return Ask(prompt, {"copy": knowledge, "asked": question})
+        the question's own tokens and of at most ``words`` words (0: any number; only where the reader
+        :attr:`copies`)."""
+        return Ask(prompt, {"copy": knowledge, "asked": question, **({"words": words} if words else {})})
 
     def prompt(self, question: str, trace: Trace) -> Any:
         """What the base LLM reads: the chain's prompt (``trace.prompt``) for a completion model; for a

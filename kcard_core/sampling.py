@@ -21,5 +21,7 @@ class Sampling:
     favour_bias: float = field(default=0.0, repr=False)
     # the answer is a span of this text (kcard_core/copying.py), on a backend that ``copies``
     copy: str = field(default="", repr=False)
+    # and of at most this many words (0: any length)
+    words: int = field(default=0, repr=False)
     # the question: a span made only of its tokens (and white space) says nothing new, so is no answer
     asked: str = field(default="", repr=False)

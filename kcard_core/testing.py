@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +84,9 @@ class BackendTests:
                                   sampling=sampling)[0].strip()
         assert answer and answer in text
         assert "".join(backend.stream(model, "Q: Where?\nA:", sampling)).strip() in text
+        short = backend.generate(model, f"{text}\nQ: Repeat the sentence.\nA:", n=1,
+                                 sampling=replace(sampling, words=2))[0].strip()
+        assert short and short in text and len(short.split()) <= 2
 
     def test_language_model_invoke_stream_batch(self, backend, model):
         llm = backend.language_model(model, Sampling(max_tokens=12, temperature=0.0))

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from kcard_core.copying import CopyMask, copy_span, source_tokens
+from kcard_core.copying import CopyMask, copy_span, source_tokens, within
 from kcard_core.readers import SpanReader
 from kcard_core.testing import ReaderTests
 
@@ -84,3 +84,16 @@ def test_a_span_made_of_the_question_s_own_tokens_is_no_answer():
     model = Table({(): {6: 3.0, 7: 2.0}, (6,): {END: 2.0, 7: 0.0}, (7,): {END: 1.0}})  # "river" is likeliest
     assert copy_span(model.logits([]), model.decode, source, [END], starts=2) == [6]
     assert copy_span(model.logits([]), model.decode, source, [END], said, starts=2) == [7]
+
+
+def test_a_span_longer_than_the_words_asked_for_is_no_answer():
+    words = {5: " the", 6: " river", 7: " Sabre", 8: " flows"}  # one token a word
+
+    def text_of(tokens: list[int]) -> str:
+        return "".join(words[token] for token in tokens)
+
+    model = Table({(): {5: 3.0}, (5,): {6: 3.0}, (5, 6): {7: 3.0, END: 2.0}, (5, 6, 7): {8: 3.0}, (5, 6, 7, 8): {END: 3.0}})
+    source = [5, 6, 7, 8]
+    assert copy_span(model.logits([]), model.decode, source, [END], starts=1) == source  # the whole text is likeliest
+    assert copy_span(model.logits([]), model.decode, source, [END], starts=1, fits=within(2, text_of)) == [5, 6]
+    assert within(0, text_of)(source)  # 0: any length

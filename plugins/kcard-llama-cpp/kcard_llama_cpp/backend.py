@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from kcard_core.backends import Adapted, Backend, BackendStatus, Gather, Sampling
-from kcard_core.copying import copy_span, source_tokens
+from kcard_core.copying import copy_span, source_tokens, within
 from kcard_llama_cpp.batched import BatchDecoder, Request
 
 N_CTX = 2048
@@ -125,9 +125,11 @@ class LoadedModel:
 
         llama, sampling = self.llama, request.sampling
         start = len(llama.tokenize(request.prompt.encode("utf-8"), special=True))
+        def text_of(tokens: list[int]) -> str:
+            return llama.detokenize(tokens).decode("utf-8", "replace")
+
         source, blank = source_tokens(sampling.copy, lambda text: llama.tokenize(text.encode("utf-8"), add_bos=False),
-                                      lambda tokens: llama.detokenize(tokens).decode("utf-8", "replace"),
-                                      sampling.asked)
+                                      text_of, sampling.asked)
         first: list[np.ndarray] = []
 
         def run(mask: Callable[[Any, Any], Any], max_tokens: int) -> None:
@@ -138,8 +140,9 @@ class LoadedModel:
         run(lambda ids, logits: first.append(np.array(logits)) or logits, 1)
         span = copy_span(first[0], lambda mask: run(lambda ids, logits: mask(ids[start:].tolist(), logits),
                                                     sampling.max_tokens),
-                         source, self.ends(tuple(sampling.stop) or ("\n",)), blank)
-        return llama.detokenize(span).decode("utf-8", "replace")
+                         source, self.ends(tuple(sampling.stop) or ("\n",)), blank,
+                         fits=within(sampling.words, text_of))
+        return text_of(span)
 
     def serve(self, requests: list[Request]) -> None:
         """A lone request for one completion runs llama-cpp-python's own loop (whose prompt cache

@@ -12,7 +12,8 @@ from langchain_core.language_models import BaseLanguageModel
 
 from kcard_core import defaults
 from kcard_core.readers import Ask, Reader
-from kcard_core.text import copied, looped, named_option, one_line, split_options, without_options, words_of
+from kcard_core.text import (COPIED_WORDS, copied, looped, named_option, one_line, split_options, without_options,
+                             words_of)
 from kcard_core.trace import Trace, Turn
 from kcard_selectors import answer_types
 
@@ -44,11 +45,11 @@ class RulesReader(Reader):
     4. Where the question asks for a type (:func:`~kcard_selectors.answer_types.answer_type`) and the
        answer names none of the knowledge's spans of it, it is asked again favouring those; a typed
        answer that says part of a name becomes the whole name.
-    5. An answer that loops (:func:`~kcard_core.text.looped`) gives way to the knowledge's span the
-       base LLM finds likeliest as a whole answer, and one that copies a stretch of the knowledge out
-       (:func:`~kcard_core.text.copied`) to the span of that stretch likeliest as a whole answer,
-       where the base LLM ``copies``. A reply that may still be replaced is not shown as it comes:
-       there, a stream gets the answer whole.
+    5. An answer that loops (:func:`~kcard_core.text.looped`) or copies a stretch of the knowledge out
+       (:func:`~kcard_core.text.copied`) gives way to the knowledge's span of at most
+       :data:`~kcard_core.text.COPIED_WORDS` words (so never a copy itself) that the base LLM finds
+       likeliest as a whole answer, where the base LLM ``copies``. A reply that may still be
+       replaced is not shown as it comes: there, a stream gets the answer whole.
     """
 
     def __init__(self, llm: BaseLanguageModel, type_bias: float = defaults.TYPE_BIAS):
@@ -101,13 +102,12 @@ class RulesReader(Reader):
                                     reply, details={"goes on after": reply + mark}))
             more = yield Ask(f"{prompt} {reply}{mark}", hint)
             reply = f"{reply}{mark} {more}" if more else reply
-        # a reply that loops gives way to the knowledge's likeliest span, one that copies it out to its own
-        source, why = ((knowledge, "the answer looped: the knowledge's span") if looped(reply) and knowledge else
-                       (reply, "the answer copied the knowledge out: the span of it") if copied(reply, knowledge)
-                       else ("", ""))
-        if source and self.copies:
-            span = yield self.copying(prompt, question, source)
-            trace.turns.append(Turn(f"{why} likeliest as a whole answer instead", reply, details={"span": span}))
+        # a reply that loops, or copies the knowledge out, gives way to the knowledge's likeliest short span
+        why = ("looped" if looped(reply) else "copied the knowledge out" if copied(reply, knowledge) else "")
+        if why and knowledge and self.copies:
+            span = yield self.copying(prompt, question, knowledge, words=COPIED_WORDS)
+            trace.turns.append(Turn(f"the answer {why}: the knowledge's span likeliest as a whole answer instead",
+                                    reply, details={"span": span}))
             reply = span or reply
         if not spans:
             return reply

@@ -6,6 +6,7 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from kcard_core.plugins import load_registry
 from kcard_core.readers import read
 from kcard_core.testing import ReaderTests
+from kcard_core.text import COPIED_WORDS
 from kcard_selectors.reader import RulesReader
 
 
@@ -37,10 +38,12 @@ class Copying:
 
     def __init__(self, reply: str, span: str):
         self.reply, self.span, self.sources = reply, span, []  # sources: what each copy request copied from
+        self.words = []  # the most words each copy request allowed
 
     def generate(self, model, prompt, *, n, sampling, chat=False):
         if sampling.copy:
             self.sources.append(sampling.copy)
+            self.words.append(sampling.words)
         return [self.span if sampling.copy else self.reply] * n
 
     def stream(self, model, prompt, sampling):
@@ -59,11 +62,12 @@ def test_an_answer_that_loops_or_copies_the_knowledge_out_gives_way_to_a_span(re
     for _ in read(RulesReader(BackendLLM(model=None, backend=backend)), suite.question, trace, None):
         pass
     assert trace.answer == answer and backend.sources == ([trace.knowledge()] if copied else [])
+    assert backend.words == ([COPIED_WORDS] if copied else [])  # the span is never a copy itself
     assert [t.question.split(":")[0] for t in trace.turns if t.question.startswith("the answer ")] == (
         [f"the answer {turn}"] if turn else [])
 
 
-def test_an_answer_that_copies_the_knowledge_out_is_cut_to_a_span_of_what_it_copied():
+def test_an_answer_that_copies_the_knowledge_out_gives_way_to_a_short_span_of_it():
     from kcard_core.llm import BackendLLM
 
     suite = ReaderTests()
@@ -72,7 +76,7 @@ def test_an_answer_that_copies_the_knowledge_out_is_cut_to_a_span_of_what_it_cop
     backend = Copying(copy, span="the Sabre")
     for _ in read(RulesReader(BackendLLM(model=None, backend=backend)), suite.question, trace, None):
         pass
-    assert trace.answer == "the Sabre" and backend.sources == [copy]
+    assert trace.answer == "the Sabre" and backend.sources == [trace.knowledge()] and backend.words == [COPIED_WORDS]
     assert trace.turns[-1].question.startswith("the answer copied the knowledge out")
 
 

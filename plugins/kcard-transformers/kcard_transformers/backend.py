@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 from kcard_core.artifacts import pickle_allowed, sha256_of
 from kcard_core.backends import Adapted, Backend, BackendStatus, Gather, Request, Sampling
 from kcard_core.config import cache_dir
-from kcard_core.copying import copy_span, source_tokens
+from kcard_core.copying import copy_span, source_tokens, within
 
 if TYPE_CHECKING:
     import torch
@@ -189,7 +189,8 @@ class LoadedModel:
             first = self.model(input_ids=inputs["input_ids"][:, -1:] if prefix is not None else inputs["input_ids"],
                                attention_mask=inputs["attention_mask"], cache=copy.deepcopy(prefix))
             span = copy_span(first.logits[0, -1].float().cpu().numpy(), decode, source,
-                             self.ends(tuple(sampling.stop) or ("\n",)), blank)
+                             self.ends(tuple(sampling.stop) or ("\n",)), blank,
+                             fits=within(sampling.words, self.tokenizer.decode))
         return self.tokenizer.decode(span, skip_special_tokens=True)
 
     def generate_together(self, requests: list[Request]) -> list[list[str]]:
