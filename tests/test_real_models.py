@@ -144,7 +144,7 @@ def test_model_from_user_config(kcard_home):
 
 
 def reads(tmp_path, text: str, question: str, **settings) -> dict:
-    """Bottom-up's answer to ``question`` from a one-passage retrieval card over ``text``, no selectors."""
+    """Bottom-up's answer to ``question`` from a retrieval card over ``text`` (a passage a line), no selectors."""
     (tmp_path / "corpus.txt").write_text(text + "\n")
     (tmp_path / "card.toml").write_text('name = "given"\ndescription = "d"\nversion = "1"\nlicense = "MIT"\n'
                                         'type = "retrieval"\n[artifacts.corpus]\nfile = "corpus.txt"\n')
@@ -176,3 +176,17 @@ def test_the_reader_asked_again_answers_with_the_type_the_question_asks_for(tmp_
     assert results[0.0]["answer"] == unchecked, results
     assert span in results[defaults.TYPE_BIAS]["answer"]
     assert results[defaults.TYPE_BIAS]["trace"].to_dict()["turns"][-1]["spans"] == [span]
+
+
+def test_an_answer_that_copies_the_knowledge_out_gives_way_to_a_short_span(tmp_path):
+    # three items of MPFR's NEWS (Debian's libmpfr6), a passage a line; Gemma 3 270M copies the second out
+    news = "\n".join(f"Changes from version 0.4 to version 1.0: {item}" for item in (
+        "Version 1.0 now uses a standard configure/make installation.",
+        "Version 1.0 implements all functions that are available in the MPF class from GMP 3.1 (except mpf_swap) "
+        "and a header file mpf2mpfr.h is included in the distribution for easy change from MPF to MPFR.",
+        "Version 1.0 implements new elementary functions: mpfr_sincos"))
+    result = reads(tmp_path, news, "Which header file shipped with MPFR 1.0 makes it easy to switch code from "
+                                   "GMP's MPF class to MPFR?")
+    turns = [turn for turn in result["trace"].turns if turn.question.startswith("the answer copied the knowledge out")]
+    assert turns and len(turns[0].reply.split()) > 8, result["trace"].turns
+    assert result["answer"] == "mpf2mpfr.h"
