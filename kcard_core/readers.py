@@ -79,7 +79,7 @@ class Reader(ABC):
         """The request for the span of ``knowledge`` likeliest as the whole answer, made of more than
         the question's own tokens and of at most ``words`` words (0: any number; only where the reader
         :attr:`copies`)."""
-        return Ask(prompt, {"copy": knowledge, "asked": question, **({"words": words} if words else {})})
+        return Ask(prompt, {"copy": knowledge, "asked": question, "words": words})
 
     def prompt(self, question: str, trace: Trace) -> Any:
         """What the base LLM reads: the chain's prompt (``trace.prompt``) for a completion model; for a

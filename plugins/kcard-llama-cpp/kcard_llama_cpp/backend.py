@@ -125,6 +125,7 @@ class LoadedModel:
 
         llama, sampling = self.llama, request.sampling
         start = len(llama.tokenize(request.prompt.encode("utf-8"), special=True))
+
         def text_of(tokens: list[int]) -> str:
             return llama.detokenize(tokens).decode("utf-8", "replace")
 
