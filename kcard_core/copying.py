@@ -28,11 +28,13 @@ class CopyMask:
     """One continuation's mask, called at each step with the tokens written so far and the next
     token's logits; returns the logits with every token masked out but ``first`` at the first step
     (None: any token of ``source``), then but the tokens that continue a span of ``source`` the
-    written tokens copy, and ``ends``. Records each written token's log-probability and that of
-    ending after each prefix, unmasked."""
+    written tokens copy, and ``ends`` (only ``ends`` once the written tokens no longer ``fit``: no
+    longer span can). Records each written token's log-probability and that of ending after each
+    prefix, unmasked."""
 
-    def __init__(self, source: list[int], ends: list[int], first: int | None = None):
-        self.source, self.ends, self.first = source, sorted(set(ends)), first
+    def __init__(self, source: list[int], ends: list[int], first: int | None = None,
+                 fits: Callable[[list[int]], bool] = lambda tokens: True):
+        self.source, self.ends, self.first, self.fits = source, sorted(set(ends)), first, fits
         self.at: list[int] = []  # where in source the tokens written so far may start
         self.written: list[int] = []
         self.chosen: list[float] = []  # log-probability of each written token
@@ -49,21 +51,24 @@ class CopyMask:
         self.logprobs = log_softmax(logits)
         self.ended.append(float(np.logaddexp.reduce(self.logprobs[self.ends])))
         n = len(written)
-        allowed = ({self.source[j + n] for j in self.at if j + n < len(self.source)} | set(self.ends)
-                   if written else set(self.source) if self.first is None else {self.first})
+        if not written:
+            allowed = set(self.source) if self.first is None else {self.first}
+        elif self.fits(written):
+            allowed = {self.source[j + n] for j in self.at if j + n < len(self.source)} | set(self.ends)
+        else:  # no longer span fits either: end here
+            allowed = set(self.ends)
         keep = sorted(allowed)
         masked = np.full_like(logits, -np.inf)
         masked[keep] = logits[keep]
         return masked
 
-    def prefixes(self, blank: frozenset[int] = frozenset(),
-                 fits: Callable[[list[int]], bool] = lambda tokens: True) -> list[tuple[float, list[int]]]:
+    def prefixes(self, blank: frozenset[int] = frozenset()) -> list[tuple[float, list[int]]]:
         """(log-probability of writing it whole and then ending, tokens) for each prefix that holds a
         token not in ``blank`` (tokens that say nothing new: :func:`source_tokens`) and ``fits``."""
         found, total = [], 0.0
         for k in range(1, min(len(self.chosen), len(self.ended) - 1) + 1):
             total += self.chosen[k - 1]
-            if not set(self.written[:k]) <= blank and fits(self.written[:k]):
+            if not set(self.written[:k]) <= blank and self.fits(self.written[:k]):
                 found.append((total + self.ended[k], self.written[:k]))
         return found
 
@@ -80,7 +85,8 @@ def source_tokens(text: str, tokenize: Callable[[str], list[int]], text_of: Call
 
 
 def within(words: int, text_of: Callable[[list[int]], str]) -> Callable[[list[int]], bool]:
-    """Whether a span's tokens make at most ``words`` words (white-space separated; 0: any number)."""
+    """Whether a span's tokens make at most ``words`` words (white-space separated; 0: any number).
+    A span that does not fit never fits again as it grows."""
     return lambda tokens: not words or len(text_of(tokens).split()) <= words
 
 
@@ -95,7 +101,7 @@ def copy_span(first_logits: np.ndarray, decode: Callable[[CopyMask], object], so
     first = log_softmax(first_logits)
     best: tuple[float, list[int]] = (-np.inf, [])
     for token in sorted(set(source), key=lambda t: -first[t])[:starts]:
-        mask = CopyMask(source, ends, token)
+        mask = CopyMask(source, ends, token, fits)
         decode(mask)
-        best = max([best, *mask.prefixes(blank, fits)], key=lambda found: found[0])
+        best = max([best, *mask.prefixes(blank)], key=lambda found: found[0])
     return best[1]

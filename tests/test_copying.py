@@ -97,3 +97,10 @@ def test_a_span_longer_than_the_words_asked_for_is_no_answer():
     assert copy_span(model.logits([]), model.decode, source, [END], starts=1) == source  # the whole text is likeliest
     assert copy_span(model.logits([]), model.decode, source, [END], starts=1, fits=within(2, text_of)) == [5, 6]
     assert within(0, text_of)(source)  # 0: any length
+
+
+def test_a_continuation_ends_once_it_no_longer_fits():
+    model = Table({(): {5: 3.0}, (5,): {6: 3.0}, (5, 6): {7: 3.0}, (5, 6, 7): {8: 3.0}})
+    mask = CopyMask([5, 6, 7, 8], [END], 5, fits=lambda tokens: len(tokens) <= 2)
+    assert model.decode(mask) == [5, 6, 7]  # the third token does not fit: only an end may follow it
+    assert [tokens for _, tokens in mask.prefixes()] == [[5], [5, 6]]
