@@ -695,7 +695,8 @@ def outline_blocks(content: str) -> list[Block]:
     """Plain text whose structure is in its layout (NEWS files, changelogs, man pages as text):
 
     - a line underlined (or over- and underlined) with ``=``, ``-``, ``~`` … is a heading, its level
-      the order in which its underline first appears;
+      the order in which its underline first appears; after a line of text, only an underline under
+      most of the line makes it a heading (a merge conflict's ``=======`` in an example is text);
     - a ``*`` / ``**`` line at the start of a line is a heading or an item (:func:`star_lines`);
     - a numbered title ("2.1 Building") followed by a blank line is a heading of that depth;
     - a short line followed by lines indented deeper is a heading for them ("OPTIONS", "-v,
@@ -791,7 +792,8 @@ def outline_blocks(content: str) -> list[Block]:
             i += 1
             continue
         at = indent(line)
-        if RULE.fullmatch(following) and len(stripped) < 120:
+        starts = i == 0 or not lines[i - 1].strip() or bool(RULE.fullmatch(lines[i - 1]))
+        if RULE.fullmatch(following) and len(stripped) < 120 and (starts or 2 * len(following.strip()) > len(stripped)):
             mark = following.strip()[0]
             if mark not in rules:
                 rules.append(mark)

@@ -153,6 +153,16 @@ def test_a_real_news_file_puts_each_change_under_its_release():
     ("dbus 1.2 (2020-01-01)\n==\n\nBug fixes:\n\n• Fix a crash\n  on exit.\n\n• Fix a leak.\n\nOld\n---\n\nText.\n",
      [(("dbus 1.2 (2020-01-01)", "Bug fixes:"), "Fix a crash on exit. Fix a leak."),
       (("dbus 1.2 (2020-01-01)", "Old"), "Text.")]),
+    # after a line of text, a rule under most of the next line underlines it (a title right after a
+    # paragraph); a short one is text (a merge conflict in an option's example), and heads nothing after it
+    ("Foo 1.3 (2021)\n==============\n\nTranslations.\nFoo 1.2 (2020)\n=============\n\nFaster.\n",
+     [(("Foo 1.3 (2021)",), "Translations."), (("Foo 1.2 (2020)",), "Faster.")]),
+    ("OPTIONS\n       --merge\n              Bracket the conflict:\n\n                  <<<<<<<\n"
+     "                  ours\n                  |||||||\n                  lines from the patch\n"
+     "                  =======\n                  theirs\n                  >>>>>>>\n\n"
+     "       -r file\n              Put rejects into file.\n",
+     [(("OPTIONS", "--merge", "Bracket the conflict:"), "<<<<<<< ours ||||||| lines from the patch theirs >>>>>>>"),
+      (("OPTIONS", "-r file"), "Put rejects into file.")]),
     # a release line alone over a lead-in line heads it and its items, up to the next release line; a
     # paragraph that ends a sentence heads nothing
     ("2024.02.01, Version 1.5.0 (Stable)\n\nChanges since version 1.4.0:\n\n* Add frob (A Person)\n\n"
