@@ -691,12 +691,19 @@ def star_lines(lines: list[str]) -> dict[int, int]:
             for i in found}
 
 
+def underlined(lines: list[str], i: int) -> bool:
+    """Whether the rule under ``lines[i]`` makes it a heading: always where the line opens its paragraph
+    (after a blank line, an overline or nothing), after a line of text only a rule under most of it (a
+    merge conflict's ``=======`` in an example is text)."""
+    before = lines[i - 1] if i else ""
+    return not before.strip() or bool(RULE.fullmatch(before)) or 2 * len(lines[i + 1].strip()) > len(lines[i].strip())
+
+
 def outline_blocks(content: str) -> list[Block]:
     """Plain text whose structure is in its layout (NEWS files, changelogs, man pages as text):
 
     - a line underlined (or over- and underlined) with ``=``, ``-``, ``~`` … is a heading, its level
-      the order in which its underline first appears; after a line of text, only an underline under
-      most of the line makes it a heading (a merge conflict's ``=======`` in an example is text);
+      the order in which its underline first appears, where the underline counts (:func:`underlined`);
     - a ``*`` / ``**`` line at the start of a line is a heading or an item (:func:`star_lines`);
     - a numbered title ("2.1 Building") followed by a blank line is a heading of that depth;
     - a short line followed by lines indented deeper is a heading for them ("OPTIONS", "-v,
@@ -792,8 +799,7 @@ def outline_blocks(content: str) -> list[Block]:
             i += 1
             continue
         at = indent(line)
-        starts = i == 0 or not lines[i - 1].strip() or bool(RULE.fullmatch(lines[i - 1]))
-        if RULE.fullmatch(following) and len(stripped) < 120 and (starts or 2 * len(following.strip()) > len(stripped)):
+        if RULE.fullmatch(following) and len(stripped) < 120 and underlined(lines, i):
             mark = following.strip()[0]
             if mark not in rules:
                 rules.append(mark)
