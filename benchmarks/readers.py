@@ -116,9 +116,11 @@ def copied(answer: str, gold: list[str], knowledge: str) -> bool:
     return all(len(g.split()) <= text.COPIED_WORDS for g in gold) and text.copied(answer, knowledge)
 
 
-def run(reader: str, items: list[dict], chat: str | None = None, llm_name: str = DEFAULT_MODEL) -> list[dict]:
+def run(reader: str, items: list[dict], chat: str | None = None, llm_name: str = DEFAULT_MODEL,
+        answers: Path | None = None) -> list[dict]:
     """Each item answered by ``reader``: the base LLM at the defaults, or a chat model served at ``chat``
-    (an OpenAI-compatible URL), named ``llm_name`` in the rows."""
+    (an OpenAI-compatible URL), named ``llm_name`` in the rows; with ``answers``, each answer and its
+    trace's turns appended there as a JSON line."""
     llm = None
     if chat:
         from langchain_openai import ChatOpenAI
@@ -131,6 +133,11 @@ def run(reader: str, items: list[dict], chat: str | None = None, llm_name: str =
         started = time.perf_counter()
         answer = chain.answer(item["question"], trace, None)
         seconds = time.perf_counter() - started
+        if answers:
+            with answers.open("a") as out:
+                out.write(json.dumps({"dataset": item["dataset"], "split": item["split"], "reader": reader,
+                                      "question": item["question"], "gold": item["gold"], "answer": answer,
+                                      "turns": trace.to_dict()["turns"]}) + "\n")
         row = rows.setdefault((item["dataset"], item["split"]), {
             "dataset": item["dataset"], "split": item["split"], "reader": reader, "llm": llm_name,
             "chat": bool(chat), "questions": 0, "em": 0.0,
@@ -167,11 +174,15 @@ eight words found word for word in the knowledge where the gold is a short span.
 When each row was read: the `own-card-lm` and `midtermqa` rows before the reading demonstrations
 of 2026-11-28 (docs/decisions.md); the real-document `span` rows on 2026-11-28 (thirteen documents
 tuning, three held out); the `rules` rows of the real documents and the own-card texts on
-2026-11-29, after the rules reader's copied-out or looping answer gave way to a span of at most
-eight words (seventeen documents tuning, five held out, as `real-docs.md` splits them). That
-change, on the same prompts (EM / contains / copied sentences): real documents tuning 33.2 / 64.7 /
-73 → 39.1 / 60.9 / 3, held out 24.0 / 63.0 / 18 → 29.0 / 59.0 / 1; own-card texts tuning 73.8 /
-98.2 / 34 → 80.9 / 96.5 / 1, held out 80.0 / 95.0 / 2 → 80.0 / 85.0 / 0.
+2026-12-02, after the rules reader's answer kept its answering part (`kcard_core.text.answering_part`:
+of "A: B" the side that says more than the question, no closing aside in brackets), eighteen
+documents tuning and six held out as `real-docs.md` splits them. That change, on the same prompts
+(EM / contains): real documents tuning 38.3 / 59.7 → 42.2 / 59.7, held out 28.3 / 56.7 → 30.8 /
+56.7; own-card texts unchanged. The change of 2026-11-29 before it (a copied-out or looping answer
+gives way to a span of at most eight words; seventeen and five documents), EM / contains / copied
+sentences: real documents tuning 33.2 / 64.7 / 73 → 39.1 / 60.9 / 3, held out 24.0 / 63.0 / 18 →
+29.0 / 59.0 / 1; own-card texts tuning 73.8 / 98.2 / 34 → 80.9 / 96.5 / 1, held out 80.0 / 95.0 /
+2 → 80.0 / 85.0 / 0.
 
 {lines}
 
@@ -198,6 +209,7 @@ def main() -> None:
                                                       "(python -m llama_cpp.server --model GGUF)")
     parser.add_argument("--llm-name", default=DEFAULT_MODEL, help="the base LLM's name in the rows")
     parser.add_argument("--split", help="only this split's questions")
+    parser.add_argument("--answers", type=Path, help="append each answer and its trace's turns to this JSONL file")
     parser.add_argument("--lm-cards", type=Path, help="own-card-lm: the folder `own_card.py --kind lm --keep` "
                                                       "trained the LM cards into")
     args = parser.parse_args()
@@ -208,7 +220,7 @@ def main() -> None:
              if args.split in (None, item["split"])]
     rows = json.loads(RESULT.read_text())["rows"] if RESULT.exists() else []
     for reader in args.reader or sorted(get_registry().readers):
-        found = run(reader, items, args.chat, args.llm_name)
+        found = run(reader, items, args.chat, args.llm_name, args.answers)
         rows = [r for r in rows if key(r) not in {key(f) for f in found}] + found
         print(json.dumps(found), flush=True)
     rows.sort(key=key)

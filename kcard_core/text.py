@@ -68,6 +68,34 @@ def copied(reply: str, knowledge: str) -> bool:
     return len(words) > COPIED_WORDS and " ".join(words).lower() in " ".join(knowledge.split()).lower()
 
 
+# an aside closing an answer: a bracketed group after white space, a stop after it at most
+ASIDE = re.compile(r"(.*?\S)\s+(?:\(([^()]*)\)|\[([^\[\]]*)\]|（([^（）]*)）)[.,:;。]?")
+
+
+def answering_part(answer: str, question: str) -> str:
+    """The part of ``answer`` that answers ``question``, by its punctuation and the question's words
+    alone (no word list, any language that writes these marks):
+
+    - of a pair "A: B", one side where the other only repeats the question's words ("1: An error
+      occurred." → "1" for "Which exit status means that an error occurred?");
+    - then, of an answer closing on an aside in brackets, "A (B)", what stands before it ("3.4.0
+      (2024-10-08)" → "3.4.0"), or the aside where A only repeats the question's words.
+
+    Returns ``answer`` unchanged (stripped) when neither applies; never an empty string."""
+    asked, part = words_of(question), answer.strip()
+
+    def repeats(text: str) -> bool:  # words, all of them the question's ("$$" says something)
+        return bool(words_of(text)) and words_of(text) <= asked
+
+    if ": " in part:
+        before, after = part.split(": ", 1)
+        part = before if repeats(after) else after if repeats(before) else part
+    if aside := ASIDE.fullmatch(part):
+        before, inside = aside.group(1), next(group for group in aside.groups()[1:] if group is not None)
+        part = inside.strip() if repeats(before) else before
+    return part if part == answer.strip() else part.rstrip(".,:;。 ") or answer.strip()
+
+
 def sentences(text: str) -> list[str]:
     """The sentences of ``text``, stripped, empty ones left out."""
     from sentencex import segment  # a compiled extension: a few milliseconds, paid by the first caller

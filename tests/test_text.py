@@ -1,8 +1,9 @@
-"""Sentences cut where sentences end (not at abbreviations, initials, decimals, quotes); loops told."""
+"""Sentences cut where sentences end (not at abbreviations, initials, decimals, quotes); loops told; the part
+of an answer that answers."""
 
 import pytest
 
-from kcard_core.text import complete_sentences, copied, looped, sentences
+from kcard_core.text import answering_part, complete_sentences, copied, looped, sentences
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -53,3 +54,26 @@ def test_copied_tells_a_reply_that_copies_the_knowledge_out(reply, copies):
     knowledge = ("Changes from 3.1 to 4.0: API change: applications that call mp_set_memory_functions must first "
                  "call the new function mpfr_mp_memory_cleanup in all threads.")
     assert copied(reply, knowledge) is copies
+
+
+@pytest.mark.parametrize("answer, question, part", [
+    ("3.4.0 (2024-10-08)", "In which release was the CLI added?", "3.4.0"),  # a closing aside goes
+    ("bison (closes: #943648).", "Which build dependency was added?", "bison"),
+    ("FTP (File Transfer Protocol)", "What does FTP stand for?", "File Transfer Protocol"),  # all the rest asked
+    ("1: An error occurred.", "Which exit status means that an error occurred?", "1"),  # "A: B", B asked
+    ("1.20: Changes in 1.20: TLS 1.3.", "Which TLS version does 1.20 support?", "Changes in 1.20: TLS 1.3"),
+    ("2.27.1 (2017-12-05)", "When was 2.27.1 released?", "2017-12-05"),
+    ("Bill Clinton", "Who won the 1992 U.S. presidential election?", "Bill Clinton"),  # nothing to drop
+    ("xargs(1)", "Which program reads the list?", "xargs(1)"),  # brackets on a word are no aside
+    ("Paris (France) (capital)", "What is the capital?", "Paris (France)"),
+    ("(2017)", "When?", "(2017)"),  # an aside alone stays
+    ("Москва (столица)", "Какой город?", "Москва"),  # any language that writes the marks
+])
+def test_the_answering_part_drops_what_the_question_already_says_and_a_closing_aside(answer, question, part):
+    assert answering_part(answer, question) == part
+
+
+def test_symbols_are_not_the_questions_words():
+    assert answering_part("$$: a literal $", "Which escape writes a literal dollar sign?") == "$$"
+    assert answering_part("$$: a literal $", "In Ninja, which escape writes a literal $?") == "$$"
+    assert answering_part("$$: a dollar", "What does $$ write?") == "$$: a dollar"  # "$$" says something

@@ -12,8 +12,8 @@ from langchain_core.language_models import BaseLanguageModel
 
 from kcard_core import defaults
 from kcard_core.readers import Ask, Reader
-from kcard_core.text import (COPIED_WORDS, copied, looped, named_option, one_line, split_options, without_options,
-                             words_of)
+from kcard_core.text import (COPIED_WORDS, answering_part, copied, looped, named_option, one_line, split_options,
+                             without_options, words_of)
 from kcard_core.trace import Trace, Turn
 from kcard_selectors import answer_types
 
@@ -48,8 +48,11 @@ class RulesReader(Reader):
     5. An answer that loops (:func:`~kcard_core.text.looped`) or copies a stretch of the knowledge out
        (:func:`~kcard_core.text.copied`) gives way to the knowledge's span of at most
        :data:`~kcard_core.text.COPIED_WORDS` words (so never a copy itself) that the base LLM finds
-       likeliest as a whole answer, where the base LLM ``copies``. A reply that may still be
-       replaced is not shown as it comes: there, a stream gets the answer whole.
+       likeliest as a whole answer, where the base LLM ``copies``.
+    6. The answer keeps the part that answers (:func:`~kcard_core.text.answering_part`): of "A: B"
+       the side that says a word the question does not, and no closing aside in brackets.
+
+    As any reply may still change, none is shown as it comes: a stream gets the answer whole.
     """
 
     def __init__(self, llm: BaseLanguageModel, type_bias: float = defaults.TYPE_BIAS):
@@ -93,7 +96,7 @@ class RulesReader(Reader):
             if key:
                 return f"{key}. {options[key]}"
         spans = self.typed_spans(question, trace)
-        reply = yield Ask(prompt, hint, shown=not (options or spans or self.copies))
+        reply = yield Ask(prompt, hint)
         if options:
             return reply
         mark = "" if chat else apposition(question, reply, knowledge)
@@ -109,13 +112,17 @@ class RulesReader(Reader):
             trace.turns.append(Turn(f"the answer {why}: the knowledge's span likeliest as a whole answer instead",
                                     reply, details={"span": span}))
             reply = span or reply
-        if not spans:
-            return reply
-        if not answer_types.of_type(reply, spans):
+        if spans and not answer_types.of_type(reply, spans):
             again = yield Ask(prompt, {"favour": tuple(dict.fromkeys(FAVOURED.findall(" ".join(spans)))),
                                        "favour_bias": self.type_bias})
             trace.turns.append(Turn(f"the answer is no {answer_types.answer_type(question)} from the knowledge: "
                                     "asked again, favouring those", reply,
                                     details={"spans": spans, "asked again": again}))
             reply = answer_types.settled(again, spans) or reply
-        return answer_types.whole(reply, question, knowledge)
+        if spans:
+            reply = answer_types.whole(reply, question, knowledge)
+        part = answering_part(reply, question)
+        if part != reply:
+            trace.turns.append(Turn("the answer keeps its part that says what the question does not", reply,
+                                    details={"part": part}))
+        return part

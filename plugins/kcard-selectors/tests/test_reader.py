@@ -89,3 +89,12 @@ def test_where_the_reply_may_be_cut_a_stream_gets_the_answer_whole():
     reader = RulesReader(BackendLLM(model=None, backend=Copying(copy, span="the Sabre")))
     assert list(read(reader, suite.question, trace, None, stream=True)) == ["the Sabre"]
     assert not any("stream showed" in turn.question for turn in trace.turns)
+
+
+def test_the_answer_keeps_its_answering_part_and_a_stream_gets_it_whole():
+    suite = ReaderTests()
+    trace = suite.trace()
+    reader = RulesReader(FakeListChatModel(responses=["the Sabre (a river)"]))
+    assert list(read(reader, suite.question, trace, None, stream=True)) == ["the Sabre"]
+    assert trace.answer == "the Sabre" and trace.turns[-1].details == {"part": "the Sabre"}
+    assert not any("stream showed" in turn.question for turn in trace.turns)
