@@ -82,18 +82,20 @@ def answering_part(answer: str, question: str) -> str:
       (2024-10-08)" → "3.4.0"), or the aside where A only repeats the question's words.
 
     Returns ``answer`` unchanged (stripped) when neither applies; never an empty string."""
-    asked, part = words_of(question), answer.strip()
+    asked, whole = words_of(question), answer.strip()
 
     def repeats(text: str) -> bool:  # words, all of them the question's ("$$" says something)
-        return bool(words_of(text)) and words_of(text) <= asked
+        words = words_of(text)
+        return bool(words) and words <= asked
 
+    part = whole
     if ": " in part:
         before, after = part.split(": ", 1)
         part = before if repeats(after) else after if repeats(before) else part
-    if aside := ASIDE.fullmatch(part):
-        before, inside = aside.group(1), next(group for group in aside.groups()[1:] if group is not None)
+    if aside := ASIDE.fullmatch(part):  # one bracket pair matched: the last group that took part
+        before, inside = aside.group(1), aside.group(aside.lastindex)
         part = inside.strip() if repeats(before) else before
-    return part if part == answer.strip() else part.rstrip(".,:;。 ") or answer.strip()
+    return part if part == whole else part.rstrip(".,:;。 ") or whole
 
 
 def sentences(text: str) -> list[str]:

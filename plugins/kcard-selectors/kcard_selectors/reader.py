@@ -112,14 +112,14 @@ class RulesReader(Reader):
             trace.turns.append(Turn(f"the answer {why}: the knowledge's span likeliest as a whole answer instead",
                                     reply, details={"span": span}))
             reply = span or reply
-        if spans and not answer_types.of_type(reply, spans):
-            again = yield Ask(prompt, {"favour": tuple(dict.fromkeys(FAVOURED.findall(" ".join(spans)))),
-                                       "favour_bias": self.type_bias})
-            trace.turns.append(Turn(f"the answer is no {answer_types.answer_type(question)} from the knowledge: "
-                                    "asked again, favouring those", reply,
-                                    details={"spans": spans, "asked again": again}))
-            reply = answer_types.settled(again, spans) or reply
         if spans:
+            if not answer_types.of_type(reply, spans):
+                again = yield Ask(prompt, {"favour": tuple(dict.fromkeys(FAVOURED.findall(" ".join(spans)))),
+                                           "favour_bias": self.type_bias})
+                trace.turns.append(Turn(f"the answer is no {answer_types.answer_type(question)} from the "
+                                        "knowledge: asked again, favouring those", reply,
+                                        details={"spans": spans, "asked again": again}))
+                reply = answer_types.settled(again, spans) or reply
             reply = answer_types.whole(reply, question, knowledge)
         part = answering_part(reply, question)
         if part != reply:
