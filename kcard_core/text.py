@@ -72,6 +72,12 @@ def copied(reply: str, knowledge: str) -> bool:
 ASIDE = re.compile(r"(.*?\S)\s+(?:\(([^()]*)\)|\[([^\[\]]*)\]|（([^（）]*)）)[.,:;。]?")
 
 
+def repeats(text: str, question: str) -> bool:
+    """Whether ``text`` has words and all of them are ``question``'s ("$$" says something)."""
+    words = words_of(text)
+    return bool(words) and words <= words_of(question)
+
+
 def answering_part(answer: str, question: str) -> str:
     """The part of ``answer`` that answers ``question``, by its punctuation and the question's words
     alone (no word list, any language that writes these marks):
@@ -82,19 +88,14 @@ def answering_part(answer: str, question: str) -> str:
       (2024-10-08)" → "3.4.0"), or the aside where A only repeats the question's words.
 
     Returns ``answer`` unchanged (stripped) when neither applies; never an empty string."""
-    asked, whole = words_of(question), answer.strip()
-
-    def repeats(text: str) -> bool:  # words, all of them the question's ("$$" says something)
-        words = words_of(text)
-        return bool(words) and words <= asked
-
+    whole = answer.strip()
     part = whole
     if ": " in part:
         before, after = part.split(": ", 1)
-        part = before if repeats(after) else after if repeats(before) else part
+        part = before if repeats(after, question) else after if repeats(before, question) else part
     if aside := ASIDE.fullmatch(part):  # one bracket pair matched: the last group that took part
         before, inside = aside.group(1), aside.group(aside.lastindex)
-        part = inside.strip() if repeats(before) else before
+        part = inside.strip() if repeats(before, question) else before
     return part if part == whole else part.rstrip(".,:;。 ") or whole
 
 

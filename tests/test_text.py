@@ -3,7 +3,7 @@ of an answer that answers."""
 
 import pytest
 
-from kcard_core.text import answering_part, complete_sentences, copied, looped, sentences
+from kcard_core.text import answering_part, complete_sentences, copied, looped, repeats, sentences
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -71,6 +71,18 @@ def test_copied_tells_a_reply_that_copies_the_knowledge_out(reply, copies):
 ])
 def test_the_answering_part_drops_what_the_question_already_says_and_a_closing_aside(answer, question, part):
     assert answering_part(answer, question) == part
+
+
+@pytest.mark.parametrize("text, question, only_repeats", [
+    ("14.0", "Which option did PulseAudio 14.0 add?", True),
+    ("PulseAudio 14.0", "Which option did pulseaudio 14.0 add?", True),  # in any case
+    ("dereverb", "Which option did PulseAudio 14.0 add?", False),
+    ("$$", "What does $$ write?", False),  # no words: it says something
+    ("", "Which option?", False),
+    ("Москва", "Москва — столица?", True),
+])
+def test_an_answer_repeats_the_question_when_all_its_words_are_the_questions(text, question, only_repeats):
+    assert repeats(text, question) is only_repeats
 
 
 def test_symbols_are_not_the_questions_words():

@@ -12,8 +12,8 @@ from langchain_core.language_models import BaseLanguageModel
 
 from kcard_core import defaults
 from kcard_core.readers import Ask, Reader
-from kcard_core.text import (COPIED_WORDS, answering_part, copied, looped, named_option, one_line, split_options,
-                             without_options, words_of)
+from kcard_core.text import (COPIED_WORDS, answering_part, copied, looped, named_option, one_line, repeats,
+                             split_options, without_options, words_of)
 from kcard_core.trace import Trace, Turn
 from kcard_selectors import answer_types
 
@@ -26,8 +26,7 @@ def apposition(question: str, answer: str, knowledge: str) -> str:
     the question's words, so that the answer can go on as the knowledge does; empty for an answer that
     says anything the question does not, for a question that offers a choice ("X or Y?"), and when no
     such mark follows the answer in the knowledge."""
-    words, asked = words_of(answer), words_of(question)
-    if not words or not words <= asked or " or " in question.lower():
+    if not repeats(answer, question) or " or " in question.lower():
         return ""
     found = re.search(re.escape(answer) + APPOSITION, knowledge, re.IGNORECASE)
     return found.group(1) if found else ""
@@ -51,6 +50,9 @@ class RulesReader(Reader):
        likeliest as a whole answer, where the base LLM ``copies``.
     6. The answer keeps the part that answers (:func:`~kcard_core.text.answering_part`): of "A: B"
        the side that says a word the question does not, and no closing aside in brackets.
+    7. An answer that still only repeats the question (:func:`~kcard_core.text.repeats`: "14.0" for
+       "Which option did 14.0 add?") gives way to the knowledge's likeliest span that says more, as
+       in step 5.
 
     As any reply may still change, none is shown as it comes: a stream gets the answer whole.
     """
@@ -125,4 +127,9 @@ class RulesReader(Reader):
         if part != reply:
             trace.turns.append(Turn("the answer keeps its part that says what the question does not", reply,
                                     details={"part": part}))
+        if repeats(part, question) and not why and knowledge and self.copies:
+            span = yield self.copying(prompt, question, knowledge, words=COPIED_WORDS)
+            trace.turns.append(Turn("the answer only repeated the question: the knowledge's span likeliest as a "
+                                    "whole answer instead", part, details={"span": span}))
+            part = answering_part(span, question) if span else part
         return part

@@ -53,6 +53,7 @@ class Copying:
 @pytest.mark.parametrize("reply, answer, copied, turn", [
     ("2" + "0" * 46, "the Sabre", "knowledge", "looped"),  # the reply loops: the knowledge's likeliest span instead
     ("the Sabre, crossed by four bridges", "the Sabre, crossed by four bridges", None, None),  # a span: kept
+    ("Kelderwick", "the Sabre", "knowledge", "only repeated the question"),  # says nothing the question does not
 ])
 def test_an_answer_that_loops_or_copies_the_knowledge_out_gives_way_to_a_span(reply, answer, copied, turn):
     from kcard_core.llm import BackendLLM
