@@ -303,7 +303,9 @@ class RetrievalCard(Card):
         found = [corpus[i] if corpus is not None else Passage(texts[i]) for i in kept]
         found = closest_sentences(query, found, self.manifest.retrieval.sentences)
         sources = [SEPARATOR.join(filter(None, (p.source, *p.headings))) for p in found]
-        return [(" ".join(p.contextual() for p in found), {"sources": sources} if any(sources) else {})]
+        meta = {"sources": sources} if any(sources) else {}
+        return [(" ".join(p.contextual() for p in found), meta | ({"headed": True} if any(p.headings for p in found)
+                                                                  else {}))]
 
     def passages(self) -> Sequence[str]:
         if self.manifest.corpus:

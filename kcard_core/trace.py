@@ -59,6 +59,7 @@ class DocumentRecord:
     dropped: str | None = None  # left out before any selector ("empty")
     duplicate_of: str | None = None  # the id of the document it repeats
     sources: list[str] | None = None  # a retrieval card's: each quoted passage's file › heading path
+    headed: bool | None = None  # a retrieval card's passages under a heading path ("A › B: text")
 
 
 @dataclass
@@ -104,7 +105,8 @@ class Trace:
         for doc in documents:
             meta = doc.metadata
             self.documents[meta["id"]] = DocumentRecord(meta.get("card"), doc.page_content, meta.get("backend"),
-                                                        meta.get("generation"), sources=meta.get("sources"))
+                                                        meta.get("generation"), sources=meta.get("sources"),
+                                                        headed=meta.get("headed"))
 
     def add_stage(self, stage: str, scores: dict[str, float | None], kept: list[str],
                   texts: dict[str, str] | None = None, details: dict[str, dict] | None = None) -> None:
@@ -122,6 +124,10 @@ class Trace:
     def knowledge(self) -> str:
         """The text of the documents that reached the base LLM's prompt."""
         return " ".join(record.text for record in self.documents.values() if record.used)
+
+    def headed(self) -> bool:
+        """Whether a document that reached the prompt is passages under their heading paths."""
+        return any(record.headed for record in self.documents.values() if record.used)
 
     def problems(self) -> list[str]:
         return problems(self.to_dict())

@@ -65,7 +65,8 @@ def test_a_new_card_opens_its_packaged_index_and_reads_passages_when_found(tmp_p
         no_building(patched)
         card = Card.from_manifest(manifest)
         (text, extra), = card.written("In which release was the Osk timetable removed?", 1, None)
-    assert text == "Release 2.1: The Osk timetable was removed." and extra == {"sources": ["NEWS › Release 2.1"]}
+    assert text == "Release 2.1: The Osk timetable was removed."
+    assert extra == {"sources": ["NEWS › Release 2.1"], "headed": True}
     assert isinstance(card._built["corpus"], PassageFile)
     monkeypatch.setattr(QuestionIndex, "TOKENS", "stems-0")  # an index an older kcard made: built again, once
     with caplog.at_level(logging.INFO):
@@ -108,7 +109,41 @@ def test_passages_under_headings_give_their_closest_sentences_under_the_heading(
     card = Card.from_manifest(tmp_path / "kcard-card-quillan" / "kcard_card_quillan" / "card.toml")
     assert card.manifest.retrieval.sentences == 1
     assert card.written(question, 1, None) == [("Release 2.1: The Osk timetable was removed.",
-                                                 {"sources": ["NEWS › Release 2.1"]})]
+                                                 {"sources": ["NEWS › Release 2.1"], "headed": True})]
+
+
+@pytest.mark.parametrize("text, headed", [
+    ("* Release 2.1\n\nThe ferry sails twice a day. The Osk timetable was removed.\n", True),
+    ("The ferry sails twice a day. The Osk timetable was removed in release 2.1.\n", False),
+])
+def test_passages_under_headings_are_read_with_the_document_demonstrations(tmp_path, text, headed):
+    from langchain_core.language_models.fake import FakeListLLM
+
+    from kcard_core.chains import BottomUp, TopDown
+    from kcard_core.chains.prompts import DOCUMENT_EXAMPLES
+    from kcard_core.selectors import Selector
+
+    class First(Selector):
+        name: str = "factuality"
+
+        def score_documents(self, documents, query):
+            return [self.record(doc, 1.0) for doc in documents]
+
+        def choose(self, scored):
+            return scored[:1]
+
+    (tmp_path / "NEWS").write_text(text)
+    made = CliRunner().invoke(cli, ["new", "card", "quillan", "--corpus", str(tmp_path / "NEWS"), "--output-dir",
+                                    str(tmp_path), "--no-input"])
+    assert made.exit_code == 0, made.output
+    card = Card.from_manifest(tmp_path / "kcard-card-quillan" / "kcard_card_quillan" / "card.toml")
+    question = "In which release was the Osk timetable removed?"
+    for chain in (BottomUp(FakeListLLM(responses=["2.1"]), [card], [], n1=1),
+                  TopDown(FakeListLLM(responses=["Yes", "a timetable", "2.1"]), [card], First(), n1=1)):
+        trace = chain.invoke(question)["trace"]
+        assert trace.headed() is headed and trace.knowledge()
+        assert all((example["question"] in trace.prompt) is headed for example in DOCUMENT_EXAMPLES)
+        assert trace.prompt.endswith(f"Question: {question}\nAnswer:")
 
 
 def test_a_passage_file_reads_each_line_when_asked(tmp_path):

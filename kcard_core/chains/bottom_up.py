@@ -7,7 +7,7 @@ from langchain_core.runnables import RunnableConfig
 
 from kcard_core import defaults
 from kcard_core.chains.base import KnowledgeChain, card_texts, subject_owners
-from kcard_core.chains.prompts import BOTTOM_UP_EXAMPLES, bottom_up_prompt
+from kcard_core.chains.prompts import BOTTOM_UP_EXAMPLES, bottom_up_prompt, reading_examples
 from kcard_core.text import without_options
 from kcard_core.selectors import SelectorPipeline
 from kcard_core.trace import CardChoice, Trace
@@ -26,7 +26,8 @@ class BottomUp(KnowledgeChain):
 
     def prepare(self, question: str, trace: Trace, config: RunnableConfig | None) -> str:
         kept = self.knowledge(question, trace, config)
-        return bottom_up_prompt(question, [doc.page_content for doc in kept], self.examples)
+        return bottom_up_prompt(question, [doc.page_content for doc in kept],
+                                reading_examples(self.examples, trace.headed()))
 
     def knowledge(self, question: str, trace: Trace, config: RunnableConfig | None) -> list[Document]:
         """The documents that reach the prompt: every card writes, the selectors filter.

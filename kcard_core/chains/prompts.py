@@ -53,6 +53,17 @@ BOTTOM_UP_EXAMPLES = [
      "question": "In which year was the Eiffel Tower completed?", "answer": "1889"},
 ]
 
+# Where the knowledge is a document's passages under their heading paths, two more after the first:
+# an item's own term under its section's heading (not the section) is the answer, and where the
+# question names the heading, the answer is in the text under it. Only then, so that prose is read as
+# before (chosen on the real documents' tuning prompts: docs/decisions.md, 2026-12-02 session 33).
+DOCUMENT_EXAMPLES = [
+    {"knowledge": "OPTIONS › Output control › -v, --verbose: Print the name of each file as it is read.",
+     "question": "Which option prints the name of each file as it is read?", "answer": "--verbose"},
+    {"knowledge": "Release history › 2.4.0 (2019-03-02): Added the --dry-run flag. Fixed a crash on empty input.",
+     "question": "Which flag was added in release 2.4.0?", "answer": "--dry-run"},
+]
+
 # Top-down calibration: one question the model can answer alone ("No"), one it cannot ("Yes").
 TOP_DOWN_EXAMPLES = [
     {"question": "What color is the sky on a clear day?", "need": None, "answer": "Blue"},
@@ -73,6 +84,14 @@ def bottom_up_prompt(question: str, knowledge: list[str], examples: list[dict] =
     # no knowledge: the question alone (after an empty "Knowledge:" line the reader answered nothing)
     last = block(one_line(question), text) if text else f"Question: {one_line(question)}\nAnswer:"
     return "\n\n".join([*demos, last])
+
+
+def reading_examples(examples: list[dict], headed: bool) -> list[dict]:
+    """The demonstrations a bottom-up prompt reads with: ``examples``; where they are the defaults and
+    the knowledge is passages under heading paths (``headed``), with :data:`DOCUMENT_EXAMPLES` too."""
+    if examples is BOTTOM_UP_EXAMPLES and headed:
+        return [examples[0], *DOCUMENT_EXAMPLES, *examples[1:]]
+    return examples
 
 
 def top_down_example(example: dict, explicit: bool) -> str:

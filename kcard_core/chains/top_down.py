@@ -16,7 +16,8 @@ from langchain_core.runnables import RunnableConfig
 from kcard_core import defaults
 from kcard_core.chains.base import KnowledgeChain, card_texts, subject_owners
 from kcard_core.chains.prompts import (BOTTOM_UP_EXAMPLES, CHOOSE_SOURCE, NEED_MORE, NEED_MORE_TEMPLATES,
-                                       TOP_DOWN_EXAMPLES, WHAT_KIND, bottom_up_prompt, top_down_start)
+                                       TOP_DOWN_EXAMPLES, WHAT_KIND, bottom_up_prompt, reading_examples,
+                                       top_down_start)
 from kcard_core.config import limit
 from kcard_core.errors import KcardError
 from kcard_core.retrieval import claimants
@@ -107,7 +108,8 @@ class TopDown(KnowledgeChain):
         # The answer is read as bottom-up reads it: after this dialogue's two demos small LLMs copy the
         # whole document as their answer; the reading demos show a short answer drawn from knowledge.
         if knowledge:
-            return bottom_up_prompt(question, knowledge, BOTTOM_UP_EXAMPLES if self.examples else [])
+            return bottom_up_prompt(question, knowledge,
+                                    reading_examples(BOTTOM_UP_EXAMPLES, trace.headed()) if self.examples else [])
         if need:  # it asked but no card gave knowledge: its stated need must not read as the answer
             return top_down_start(question, self.examples, self.explicit) + "Answer:"
         return prompt + "Answer:"
