@@ -303,9 +303,10 @@ class RetrievalCard(Card):
         found = [corpus[i] if corpus is not None else Passage(texts[i]) for i in kept]
         found = closest_sentences(query, found, self.manifest.retrieval.sentences)
         sources = [SEPARATOR.join(filter(None, (p.source, *p.headings))) for p in found]
-        meta = {"sources": sources} if any(sources) else {}
-        return [(" ".join(p.contextual() for p in found), meta | ({"headed": True} if any(p.headings for p in found)
-                                                                  else {}))]
+        meta: dict[str, Any] = {"sources": sources} if any(sources) else {}
+        if any(p.headings for p in found):
+            meta["headed"] = True
+        return [(" ".join(p.contextual() for p in found), meta)]
 
     def passages(self) -> Sequence[str]:
         if self.manifest.corpus:
