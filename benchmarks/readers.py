@@ -184,6 +184,12 @@ sentences: real documents tuning 33.2 / 64.7 / 73 → 39.1 / 60.9 / 3, held out 
 29.0 / 59.0 / 1; own-card texts tuning 73.8 / 98.2 / 34 → 80.9 / 96.5 / 1, held out 80.0 / 95.0 /
 2 → 80.0 / 85.0 / 0.
 
+The rows were not read again after the two reading changes of 2026-12-02 (session 33): an answer
+made only of the question's words gives way to a span, and a document's knowledge is read after
+two more demonstrations. On the same prompts, replayed (docs/decisions.md; EM / contains in %): real
+documents tuning 42.2 / 59.7 → **43.3 / 64.7**, held out (the same six) 30.8 / 56.7 → **38.3 /
+60.8**; the own-card texts' prompts and answers unchanged.
+
 {lines}
 
 Rows: `readers.json`. Reproduce: `python benchmarks/readers.py --lm-cards DIR` (after
