@@ -15,6 +15,7 @@ from typing import Iterator
 import pytest
 
 from kcard_core.backends import Backend, BackendStatus, Sampling
+from kcard_core.selectors import Selector
 from kcard_core.testing import free_port
 
 
@@ -60,6 +61,18 @@ def install_fake_plugin(tmp_path, monkeypatch):
 
     install.names = []  # pass as load_registry(only=...) to leave out the plugins really installed
     return install
+
+
+class Tie(Selector):
+    """Scores every document alike and keeps the first: a factuality check none of them fails."""
+
+    name: str = "factuality"
+
+    def score_documents(self, documents, query):
+        return [self.record(doc, 0.5) for doc in documents]
+
+    def choose(self, scored):
+        return scored[:1]
 
 
 class FakeBackend(Backend):

@@ -6,7 +6,7 @@ from dataclasses import replace
 import pytest
 from langchain_core.language_models.fake import FakeListLLM
 
-from conftest import FakeBackend, make_card
+from conftest import FakeBackend, Tie, make_card
 from kcard_core import defaults
 from kcard_core.trace import CardChoice, CardError
 from kcard_core.chains import BottomUp, GenRead, TopDown, Vanilla
@@ -138,18 +138,6 @@ class Samples(FakeBackend):
 
     def generate(self, model, prompt, *, n, sampling, chat=False):
         return ["Traffic ended in 1962.", "The canal was opened in 1794.", "The canal's emblem is a pike."][:n]
-
-
-class Tie(Selector):
-    """Scores every document alike and keeps the first: a factuality check none of them fails."""
-
-    name: str = "factuality"
-
-    def score_documents(self, documents, query):
-        return [self.record(doc, 0.5) for doc in documents]
-
-    def choose(self, scored):
-        return scored[:1]
 
 
 def test_top_down_keeps_the_sample_closest_to_the_question_when_factuality_ties(tmp_path):

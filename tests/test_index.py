@@ -121,16 +121,7 @@ def test_passages_under_headings_are_read_with_the_document_demonstrations(tmp_p
 
     from kcard_core.chains import BottomUp, TopDown
     from kcard_core.chains.prompts import DOCUMENT_EXAMPLES
-    from kcard_core.selectors import Selector
-
-    class First(Selector):
-        name: str = "factuality"
-
-        def score_documents(self, documents, query):
-            return [self.record(doc, 1.0) for doc in documents]
-
-        def choose(self, scored):
-            return scored[:1]
+    from conftest import Tie
 
     (tmp_path / "NEWS").write_text(text)
     made = CliRunner().invoke(cli, ["new", "card", "quillan", "--corpus", str(tmp_path / "NEWS"), "--output-dir",
@@ -139,7 +130,7 @@ def test_passages_under_headings_are_read_with_the_document_demonstrations(tmp_p
     card = Card.from_manifest(tmp_path / "kcard-card-quillan" / "kcard_card_quillan" / "card.toml")
     question = "In which release was the Osk timetable removed?"
     for chain in (BottomUp(FakeListLLM(responses=["2.1"]), [card], [], n1=1),
-                  TopDown(FakeListLLM(responses=["Yes", "a timetable", "2.1"]), [card], First(), n1=1)):
+                  TopDown(FakeListLLM(responses=["Yes", "a timetable", "2.1"]), [card], Tie(), n1=1)):
         trace = chain.invoke(question)["trace"]
         assert trace.headed() is headed and trace.knowledge()
         assert all((example["question"] in trace.prompt) is headed for example in DOCUMENT_EXAMPLES)
