@@ -107,7 +107,7 @@ def trace_of(record: dict) -> Trace:
     trace = Trace(mode=record["mode"], question=record["question"], prompt=record["prompt"])
     for doc in record["documents"]:
         trace.documents[doc["id"]] = DocumentRecord(doc.get("card"), doc["text"], used=doc.get("used", False),
-                                                    sources=doc.get("sources"))
+                                                    sources=doc.get("sources"), headed=doc.get("headed"))
     return trace
 
 

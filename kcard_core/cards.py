@@ -14,11 +14,11 @@ from kcard_core.artifacts import Artifact
 from kcard_core.backends import Adapted, Backend, Sampling
 from kcard_core.cache import GenerationCache
 from kcard_core.config import limit
-from kcard_core.documents import (SEPARATOR, ContextualTexts, Passage, PassageFile, closest_sentences, read_corpus,
+from kcard_core.documents import (ContextualTexts, Passage, PassageFile, closest_sentences, read_corpus,
                                   read_passages)
 from kcard_core.errors import KcardError
 from kcard_core.loading import load_object
-from kcard_core.text import complete_sentences, cue_form
+from kcard_core.text import SEPARATOR, complete_sentences, cue_form
 
 if TYPE_CHECKING:  # langchain_core costs ~1 s to import: listing cards must not pay it
     from langchain_core.documents import Document

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from kcard_core.errors import KcardError
-from kcard_core.text import WORD, one_line, sentences
+from kcard_core.text import SEPARATOR, WORD, one_line, sentences
 
 logger = logging.getLogger(__name__)
 
@@ -37,7 +37,6 @@ ATX_HEADING = re.compile(r"#{1,6} \S")  # a Markdown heading line ("## 2.4.0 (20
 MARKDOWN_SNIFF = 100  # the first lines of a file without an extension in which Markdown headings are looked for
 TEXT_EXTENSIONS = ("", ".txt", ".text")  # NEWS, ChangeLog, README, notes.txt: plain text in a folder
 PASSAGE_CHARS = 600  # a section's blocks are merged into passages of at most this many characters
-SEPARATOR = " › "  # between the headings of a path
 MARKS = "-*+•·o–\u2023\u2043\u25a0-\u25ff"  # a list item's bullet (a regex class): ‣ ⁃ and ○ ▪ ► ◦ …
 
 

@@ -12,6 +12,7 @@ import itertools
 import re
 import string
 from collections import Counter
+from typing import Sequence
 
 ENDS = (".", "!", "?", '."', '?"', '!"', ".”", "?”", "!”", ".'", ".)")
 # Words too common to count as a match between a question and a passage (retrieval, evidence,
@@ -27,6 +28,7 @@ may might must no not over shall she should since so such than their then there 
 yes""".split())
 ASKING_WORDS = frozenset("who whom which what when where how".split())  # a cue keeps these
 CUE_WORD = re.compile(r"[\w'-]+")
+SEPARATOR = " › "  # between the headings of a path ("Usage › Options")
 WORD = re.compile(r"\w+")  # a word: a run of Unicode word characters
 
 
@@ -76,6 +78,37 @@ def repeats(text: str, question: str) -> bool:
     """Whether ``text`` has words and all of them are ``question``'s ("$$" says something)."""
     words = words_of(text)
     return bool(words) and words <= words_of(question)
+
+
+def bare(token: str) -> str:
+    """``token`` in lower case without the marks at its ends ("-R," → "r", "“Anchoring”" → "anchoring")."""
+    return re.sub(r"^\W+|\W+$", "", token).lower()
+
+
+def unlabelled(answer: str, question: str, headings: Sequence[str]) -> str:
+    """``answer`` without the label words it copies from a heading: where the answer stands in one of
+    ``headings`` (the heading paths the knowledge stands under, "A › B"), the levels at the ends of
+    its path whose words the question holds all, then the words at its ends that the question holds
+    ("Version 4.3" → "4.3" for "Which make version added X?"; "ENVIRONMENT › GREP_COLORS" →
+    "GREP_COLORS" for "Which environment variable …?"). A heading's words that the question repeats
+    say where the answer stands; in prose such words may be part of a name ("Arbroch Haven"), so an
+    answer standing in no heading comes back as it is. Returns ``answer`` stripped where nothing
+    goes; never an empty string."""
+    whole = one_line(answer).strip(" :" + SEPARATOR)
+    if not whole or not any(whole.lower() in heading.lower() for heading in headings):
+        return answer.strip()
+    asked, said = words_of(question), {bare(token) for token in question.split()} | {""}
+    levels = whole.split(SEPARATOR)
+    while len(levels) > 1 and words_of(levels[0]) <= asked:
+        levels.pop(0)
+    while len(levels) > 1 and words_of(levels[-1]) <= asked:
+        levels.pop()
+    tokens = SEPARATOR.join(levels).split()
+    while len(tokens) > 1 and bare(tokens[0]) in said:
+        tokens.pop(0)
+    while len(tokens) > 1 and bare(tokens[-1]) in said:
+        tokens.pop()
+    return " ".join(tokens).strip(" :," + SEPARATOR) or whole
 
 
 def answering_part(answer: str, question: str) -> str:

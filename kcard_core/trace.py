@@ -9,6 +9,8 @@ from typing import Any, Iterator
 
 from langchain_core.documents import Document
 
+from kcard_core.text import SEPARATOR
+
 
 TRACE_VERSION = 1  # in to_dict(); raised when a key changes its meaning (docs/concepts.md, "The trace")
 
@@ -124,6 +126,17 @@ class Trace:
     def knowledge(self) -> str:
         """The text of the documents that reached the base LLM's prompt."""
         return " ".join(record.text for record in self.documents.values() if record.used)
+
+    def headings(self) -> list[str]:
+        """The heading paths the used documents' passages stand under, as the knowledge writes them
+        ("A › B" of "A › B: text"; a retrieval card's ``sources`` name them, after the passage's file)."""
+        found: list[str] = []
+        for record in self.documents.values():
+            for source in (record.sources or []) if record.used else []:
+                parts = source.split(SEPARATOR)
+                found += [path for path in (SEPARATOR.join(parts[k:]).rstrip(":") for k in range(len(parts)))
+                          if f"{path}: " in record.text][:1]
+        return list(dict.fromkeys(found))
 
     def headed(self) -> bool:
         """Whether a document that reached the prompt is passages under their heading paths."""

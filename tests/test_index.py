@@ -133,6 +133,7 @@ def test_passages_under_headings_are_read_with_the_document_demonstrations(tmp_p
                   TopDown(FakeListLLM(responses=["Yes", "a timetable", "2.1"]), [card], Tie(), n1=1)):
         trace = chain.invoke(question)["trace"]
         assert trace.headed() is headed and trace.knowledge()
+        assert trace.headings() == (["Release 2.1"] if headed else [])
         assert all((example["question"] in trace.prompt) is headed for example in DOCUMENT_EXAMPLES)
         assert trace.prompt.endswith(f"Question: {question}\nAnswer:")
 

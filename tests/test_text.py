@@ -3,7 +3,7 @@ of an answer that answers."""
 
 import pytest
 
-from kcard_core.text import answering_part, complete_sentences, copied, looped, repeats, sentences
+from kcard_core.text import answering_part, complete_sentences, copied, looped, repeats, sentences, unlabelled
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -89,3 +89,26 @@ def test_symbols_are_not_the_questions_words():
     assert answering_part("$$: a literal $", "Which escape writes a literal dollar sign?") == "$$"
     assert answering_part("$$: a literal $", "In Ninja, which escape writes a literal $?") == "$$"
     assert answering_part("$$: a dollar", "What does $$ write?") == "$$: a dollar"  # "$$" says something
+
+
+RELEASES = ["Version 4.3 (19 Jan 2020)", "D-Bus 1.8.4 (2014-06-10) › Security fix", "ENVIRONMENT › GREP_COLORS", "NOTES FOR PATCH SENDERS"]
+
+
+@pytest.mark.parametrize("answer, question, kept", [
+    ("Version 4.3", "Which make version added the variable?", "4.3"),  # the label's word the question says
+    ("D-Bus 1.8.4", "Which D-Bus release fixed it?", "1.8.4"),
+    ("ENVIRONMENT › GREP_COLORS", "Which environment variable sets the colours?", "GREP_COLORS"),  # a level
+    ("ENVIRONMENT › GREP_COLORS:", "Which variable sets the colours?", "ENVIRONMENT › GREP_COLORS"),
+    ("NOTES FOR PATCH SENDERS", "Under which section of the patch man page is -Np1 recommended?",
+     "NOTES FOR PATCH SENDERS"),  # a word inside stays
+    ("Version 4.3", "Which option did 4.3 add?", "Version"),  # never empty; what is left says something new
+    ("Arbroch Haven", "In which village is the Arbroch station?", "Arbroch Haven"),  # prose: in no heading
+    ("4.3", "Which version?", "4.3"),
+])
+def test_an_answer_standing_in_a_heading_loses_the_label_words_the_question_says(answer, question, kept):
+    assert unlabelled(answer, question, RELEASES) == kept
+
+
+def test_an_answer_is_unlabelled_only_under_headings():
+    assert unlabelled(" Version 4.3 ", "Which version?", []) == "Version 4.3"
+    assert unlabelled("Версия 4.3", "Какая версия?", ["Версия 4.3 (2020)"]) == "4.3"  # any language

@@ -13,7 +13,7 @@ from langchain_core.language_models import BaseLanguageModel
 from kcard_core import defaults
 from kcard_core.readers import Ask, Reader
 from kcard_core.text import (COPIED_WORDS, answering_part, copied, looped, named_option, one_line, repeats,
-                             split_options, without_options, words_of)
+                             split_options, unlabelled, without_options, words_of)
 from kcard_core.trace import Trace, Turn
 from kcard_selectors import answer_types
 
@@ -49,7 +49,9 @@ class RulesReader(Reader):
        :data:`~kcard_core.text.COPIED_WORDS` words (so never a copy itself) that the base LLM finds
        likeliest as a whole answer, where the base LLM ``copies``.
     6. The answer keeps the part that answers (:func:`~kcard_core.text.answering_part`): of "A: B"
-       the side that says a word the question does not, and no closing aside in brackets.
+       the side that says a word the question does not, and no closing aside in brackets; an answer
+       standing in a heading the knowledge is under, not the label words the question repeats
+       (:func:`~kcard_core.text.unlabelled`: "Version 4.3" → "4.3").
     7. An answer that still only repeats the question (:func:`~kcard_core.text.repeats`: "14.0" for
        "Which option did 14.0 add?") gives way to the knowledge's likeliest span that says more, as
        in step 5.
@@ -123,7 +125,8 @@ class RulesReader(Reader):
                                         details={"spans": spans, "asked again": again}))
                 reply = answer_types.settled(again, spans) or reply
             reply = answer_types.whole(reply, question, knowledge)
-        part = answering_part(reply, question)
+        headings = trace.headings()
+        part = unlabelled(answering_part(reply, question), question, headings)
         if part != reply:
             trace.turns.append(Turn("the answer keeps its part that says what the question does not", reply,
                                     details={"part": part}))
@@ -131,5 +134,5 @@ class RulesReader(Reader):
             span = yield self.copying(prompt, question, knowledge, words=COPIED_WORDS)
             trace.turns.append(Turn("the answer only repeated the question: the knowledge's span likeliest as a "
                                     "whole answer instead", part, details={"span": span}))
-            part = answering_part(span, question) if span else part
+            part = unlabelled(answering_part(span, question), question, headings) if span else part
         return part

@@ -99,3 +99,21 @@ def test_the_answer_keeps_its_answering_part_and_a_stream_gets_it_whole():
     assert list(read(reader, suite.question, trace, None, stream=True)) == ["the Sabre"]
     assert trace.answer == "the Sabre" and trace.turns[-1].details == {"part": "the Sabre"}
     assert not any("stream showed" in turn.question for turn in trace.turns)
+
+
+@pytest.mark.parametrize("reply, answer", [
+    ("Release 2.1", "2.1"),  # the heading's label word the question says goes
+    ("Release 2.1: The Osk timetable was removed.", "2.1"),  # a copied path and sentence: its part, unlabelled
+    ("NEWS › Release 2.1", "NEWS › Release 2.1"),  # the file is no heading the knowledge stands under
+])
+def test_an_answer_taken_from_a_heading_keeps_what_the_question_does_not_say(reply, answer):
+    from kcard_core.trace import DocumentRecord, Trace
+
+    question = "In which release was the Osk timetable removed?"
+    trace = Trace(mode="bottom-up", question=question)
+    trace.documents["quillan-0"] = DocumentRecord("quillan", "Release 2.1: The Osk timetable was removed.",
+                                                  used=True, sources=["NEWS › Release 2.1"], headed=True)
+    assert trace.headings() == ["Release 2.1"]
+    for _ in read(RulesReader(FakeListChatModel(responses=[reply])), question, trace, None):
+        pass
+    assert trace.answer == answer
