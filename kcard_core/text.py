@@ -30,6 +30,7 @@ ASKING_WORDS = frozenset("who whom which what when where how".split())  # a cue 
 CUE_WORD = re.compile(r"[\w'-]+")
 SEPARATOR = " › "  # between the headings of a path ("Usage › Options")
 WORD = re.compile(r"\w+")  # a word: a run of Unicode word characters
+DIGIT = re.compile(r"\d")  # in any script
 
 
 def words_of(text: str, word: re.Pattern = WORD) -> set[str]:
@@ -86,28 +87,31 @@ def bare(token: str) -> str:
 
 
 def unlabelled(answer: str, question: str, headings: Sequence[str]) -> str:
-    """``answer`` without the label words it copies from a heading: where the answer stands in one of
-    ``headings`` (the heading paths the knowledge stands under, "A › B"), the levels at the ends of
-    its path whose words the question holds all, then the words at its ends that the question holds
-    ("Version 4.3" → "4.3" for "Which make version added X?"; "ENVIRONMENT › GREP_COLORS" →
-    "GREP_COLORS" for "Which environment variable …?"). A heading's words that the question repeats
-    say where the answer stands; in prose such words may be part of a name ("Arbroch Haven"), so an
-    answer standing in no heading comes back as it is. Returns ``answer`` stripped where nothing
-    goes; never an empty string."""
+    """``answer`` without the label it copies from a heading around what answers: where the answer
+    stands in one of ``headings`` (the heading paths the knowledge stands under, "A › B"), the levels
+    at the ends of its path whose words the question holds all ("ENVIRONMENT › GREP_COLORS" →
+    "GREP_COLORS" for "Which environment variable …?"); then, of an answer holding a number, the
+    words at its ends that the question holds and that hold no digit ("Version 4.3" → "4.3" for
+    "Which make version added X?"): a numbered heading's number is what tells it from the others,
+    its words say which kind it is. Words of a name stay ("kcard cache clear" for "Which kcard
+    command clears the cache?"), and so does an answer that stands in no heading. Returns ``answer``
+    stripped where nothing goes; never an empty string."""
     whole = one_line(answer).strip(" :" + SEPARATOR)
     if not whole or not any(whole.lower() in heading.lower() for heading in headings):
         return answer.strip()
-    asked, said = words_of(question), {bare(token) for token in question.split()} | {""}
+    asked = words_of(question)
     levels = whole.split(SEPARATOR)
     while len(levels) > 1 and words_of(levels[0]) <= asked:
         levels.pop(0)
     while len(levels) > 1 and words_of(levels[-1]) <= asked:
         levels.pop()
     tokens = SEPARATOR.join(levels).split()
-    while len(tokens) > 1 and bare(tokens[0]) in said:
-        tokens.pop(0)
-    while len(tokens) > 1 and bare(tokens[-1]) in said:
-        tokens.pop()
+    if any(DIGIT.search(token) for token in tokens):
+        said = {bare(token) for token in question.split()} | {""}
+        while len(tokens) > 1 and bare(tokens[0]) in said and not DIGIT.search(tokens[0]):
+            tokens.pop(0)
+        while len(tokens) > 1 and bare(tokens[-1]) in said and not DIGIT.search(tokens[-1]):
+            tokens.pop()
     return " ".join(tokens).strip(" :," + SEPARATOR) or whole
 
 
