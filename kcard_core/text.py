@@ -12,7 +12,7 @@ import itertools
 import re
 import string
 from collections import Counter
-from typing import Sequence
+from typing import Callable, Sequence
 
 ENDS = (".", "!", "?", '."', '?"', '!"', ".”", "?”", "!”", ".'", ".)")
 # Words too common to count as a match between a question and a passage (retrieval, evidence,
@@ -86,6 +86,16 @@ def bare(token: str) -> str:
     return re.sub(r"^\W+|\W+$", "", token).lower()
 
 
+def _ends_cut(items: list[str], goes: Callable[[str], bool]) -> list[str]:
+    """``items`` without those at either end that ``goes``; one is always left."""
+    start, end = 0, len(items)
+    while end - start > 1 and goes(items[start]):
+        start += 1
+    while end - start > 1 and goes(items[end - 1]):
+        end -= 1
+    return items[start:end]
+
+
 def unlabelled(answer: str, question: str, headings: Sequence[str]) -> str:
     """``answer`` without the label it copies from a heading around what answers: where the answer
     stands in one of ``headings`` (the heading paths the knowledge stands under, "A › B"), the levels
@@ -100,18 +110,11 @@ def unlabelled(answer: str, question: str, headings: Sequence[str]) -> str:
     if not whole or not any(whole.lower() in heading.lower() for heading in headings):
         return answer.strip()
     asked = words_of(question)
-    levels = whole.split(SEPARATOR)
-    while len(levels) > 1 and words_of(levels[0]) <= asked:
-        levels.pop(0)
-    while len(levels) > 1 and words_of(levels[-1]) <= asked:
-        levels.pop()
+    levels = _ends_cut(whole.split(SEPARATOR), lambda level: words_of(level) <= asked)
     tokens = SEPARATOR.join(levels).split()
     if any(DIGIT.search(token) for token in tokens):
         said = {bare(token) for token in question.split()} | {""}
-        while len(tokens) > 1 and bare(tokens[0]) in said and not DIGIT.search(tokens[0]):
-            tokens.pop(0)
-        while len(tokens) > 1 and bare(tokens[-1]) in said and not DIGIT.search(tokens[-1]):
-            tokens.pop()
+        tokens = _ends_cut(tokens, lambda token: bare(token) in said and not DIGIT.search(token))
     return " ".join(tokens).strip(" :," + SEPARATOR) or whole
 
 

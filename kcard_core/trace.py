@@ -131,11 +131,12 @@ class Trace:
         """The heading paths the used documents' passages stand under, as the knowledge writes them
         ("A › B" of "A › B: text"; a retrieval card's ``sources`` name them, after the passage's file)."""
         found: list[str] = []
-        for record in self.documents.values():
-            for source in (record.sources or []) if record.used else []:
-                parts = source.split(SEPARATOR)
-                found += [path for path in (SEPARATOR.join(parts[k:]).rstrip(":") for k in range(len(parts)))
-                          if f"{path}: " in record.text][:1]
+        for record in (record for record in self.documents.values() if record.used):
+            for source in record.sources or []:
+                levels = source.split(SEPARATOR)  # the file, then the headings: the longest path written
+                paths = (SEPARATOR.join(levels[k:]).rstrip(":") for k in range(len(levels)))
+                if path := next((path for path in paths if f"{path}: " in record.text), None):
+                    found.append(path)
         return list(dict.fromkeys(found))
 
     def headed(self) -> bool:
