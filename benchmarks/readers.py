@@ -172,23 +172,10 @@ chat messages through `ChatOpenAI`. EM and contains in %; copied sentences: answ
 eight words found word for word in the knowledge where the gold is a short span.
 
 When each row was read: the `own-card-lm` and `midtermqa` rows before the reading demonstrations
-of 2026-11-28 (docs/decisions.md); the real-document `span` rows on 2026-11-28 (thirteen documents
-tuning, three held out); the `rules` rows of the real documents and the own-card texts on
-2026-12-02, after the rules reader's answer kept its answering part (`kcard_core.text.answering_part`:
-of "A: B" the side that says more than the question, no closing aside in brackets), eighteen
-documents tuning and six held out as `real-docs.md` splits them. That change, on the same prompts
-(EM / contains): real documents tuning 38.3 / 59.7 → 42.2 / 59.7, held out 28.3 / 56.7 → 30.8 /
-56.7; own-card texts unchanged. The change of 2026-11-29 before it (a copied-out or looping answer
-gives way to a span of at most eight words; seventeen and five documents), EM / contains / copied
-sentences: real documents tuning 33.2 / 64.7 / 73 → 39.1 / 60.9 / 3, held out 24.0 / 63.0 / 18 →
-29.0 / 59.0 / 1; own-card texts tuning 73.8 / 98.2 / 34 → 80.9 / 96.5 / 1, held out 80.0 / 95.0 /
-2 → 80.0 / 85.0 / 0.
-
-The rows were not read again after the two reading changes of 2026-12-02 (session 33): an answer
-made only of the question's words gives way to a span, and a document's knowledge is read after
-two more demonstrations. On the same prompts, replayed (docs/decisions.md; EM / contains in %): real
-documents tuning 42.2 / 59.7 → **43.3 / 64.7**, held out (the same six) 30.8 / 56.7 → **38.3 /
-60.8**; the own-card texts' prompts and answers unchanged.
+of 2026-11-28; the real-document `span` rows on 2026-11-28 (thirteen documents tuning, three held
+out); the `rules` rows of the real documents and the own-card texts on 2026-12-02, at the defaults of
+that day (twenty-six documents, eighteen tuning and eight held out as `real-docs.md` splits them).
+How each reading change moved these prompts: docs/decisions.md.
 
 {lines}
 

@@ -173,11 +173,11 @@ so it shows in the exact answers of the same prompts (`readers.md`): real docume
 ## What limits it
 
 On the eighteen tuning documents 71 of the 127 misses with `--card` had a gold answer in the
-knowledge the reader was given (the column above; 89 of 145 before session 33): the base LLM (Gemma
-3 270M) and the answer step then answer a release question with the heading's date, name the
-heading path ("orjson › Usage › Serialize" for `OPT_NAIVE_UTC`), or name the wrong part of the
-sentence. The other 56, and 33 of the 59 misses on the eight held-out documents, are the
-sentence's or the passage's: BM25 over sentences prefers a short sentence that shares one word with the question
+knowledge the reader was given (the column above), and 26 of the 59 on the eight held out: the base
+LLM (Gemma 3 270M) and the answer step then answer a release question with the heading's date, name
+the heading the question already named ("Version 4.3" for "In GNU make 4.3, which new option …?"),
+a heading path ("orjson › Usage › Serialize" for `OPT_NAIVE_UTC`), or the wrong part of the
+sentence. The other 56, and 33 held out, are the sentence's or the passage's: BM25 over sentences prefers a short sentence that shares one word with the question
 to a long one that answers it, and the sentence that answers is often the one after the closest ("Available since
 Ninja 1.5." before "There exists a pre-defined pool named console"). Ranking the sentences by
 passage and sentence scores together, or within the best passage only, held the gold no more often
