@@ -129,7 +129,7 @@ Reproduce: `python benchmarks/real_docs.py` (tuning documents), `--split held-ou
 
 Each held-out document was written up (its questions, and where it is found on these machines)
 and committed before the changes it was first run after; it has been run once after each later set
-of changes and never read for misses. Documents that were held out and then read for misses count
+of changes, and no change was made from its misses. Documents whose misses led to a change count
 with the tuning documents from then on: at-spi2-core (2026-11-29), PulseAudio, make, unzip and
 patch (2026-11-29 to 2026-12-02), and before them wget, xmltodict, xz, Ninja, tmux and
 charset-normalizer.
