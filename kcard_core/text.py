@@ -81,7 +81,7 @@ def repeats(text: str, question: str) -> bool:
     return bool(words) and words <= words_of(question)
 
 
-def bare(token: str) -> str:
+def _bare(token: str) -> str:
     """``token`` in lower case without the marks at its ends ("-R," → "r", "“Anchoring”" → "anchoring")."""
     return re.sub(r"^\W+|\W+$", "", token).lower()
 
@@ -113,8 +113,8 @@ def unlabelled(answer: str, question: str, headings: Sequence[str]) -> str:
     levels = _ends_cut(whole.split(SEPARATOR), lambda level: words_of(level) <= asked)
     tokens = SEPARATOR.join(levels).split()
     if any(DIGIT.search(token) for token in tokens):
-        said = {bare(token) for token in question.split()} | {""}
-        tokens = _ends_cut(tokens, lambda token: bare(token) in said and not DIGIT.search(token))
+        said = {_bare(token) for token in question.split()} | {""}
+        tokens = _ends_cut(tokens, lambda token: _bare(token) in said and not DIGIT.search(token))
     return " ".join(tokens).strip(" :," + SEPARATOR) or whole
 
 
