@@ -41,9 +41,10 @@ class RulesReader(Reader):
        the options shown.
     2. The answer favours the knowledge's words that the question lacks (a kcard backend's model).
     3. An answer that only repeats the question goes on as the knowledge does (:func:`apposition`).
-    4. Where the question asks for a type (:func:`~kcard_selectors.answer_types.answer_type`) and the
-       answer names none of the knowledge's spans of it, it is asked again favouring those; a typed
-       answer that says part of a name becomes the whole name.
+    4. Where the question asks for a type (:func:`~kcard_selectors.answer_types.answer_type`), the
+       knowledge is prose (no passages under heading paths) and the answer names none of the
+       knowledge's spans of that type, it is asked again favouring those; a typed answer that says
+       part of a name becomes the whole name.
     5. An answer that loops (:func:`~kcard_core.text.looped`) or copies a stretch of the knowledge out
        (:func:`~kcard_core.text.copied`) gives way to the knowledge's span of at most
        :data:`~kcard_core.text.COPIED_WORDS` words (so never a copy itself) that the base LLM finds
@@ -82,8 +83,9 @@ class RulesReader(Reader):
 
     def typed_spans(self, question: str, trace: Trace) -> list[str]:
         """The knowledge's spans of the type the question asks for; none with ``type_bias`` 0, for a
-        multiple-choice question, or for a model that takes no hint (asked again, it would say the same)."""
-        if not self.type_bias or not self.takes_hints or split_options(question)[1]:
+        multiple-choice question, for a model that takes no hint (asked again, it would say the same),
+        or for knowledge under heading paths (a document's passages: the types are told from prose)."""
+        if not self.type_bias or not self.takes_hints or split_options(question)[1] or trace.headed():
             return []
         return answer_types.typed_spans(question, trace.knowledge())
 

@@ -39,11 +39,14 @@ class Copying:
     def __init__(self, reply: str, span: str):
         self.reply, self.span, self.sources = reply, span, []  # sources: what each copy request copied from
         self.words = []  # the most words each copy request allowed
+        self.asked = 0  # requests to write
 
     def generate(self, model, prompt, *, n, sampling, chat=False):
         if sampling.copy:
             self.sources.append(sampling.copy)
             self.words.append(sampling.words)
+        else:
+            self.asked += 1
         return [self.span if sampling.copy else self.reply] * n
 
     def stream(self, model, prompt, sampling):
@@ -117,3 +120,21 @@ def test_an_answer_taken_from_a_heading_keeps_what_the_question_does_not_say(rep
     for _ in read(RulesReader(FakeListChatModel(responses=[reply])), question, trace, None):
         pass
     assert trace.answer == answer
+
+
+@pytest.mark.parametrize("headed, asked_again", [(False, True), (True, False)])
+def test_a_typed_answer_is_asked_again_only_of_prose(headed, asked_again):
+    """The question types are told from prose: of a document's passages under heading paths the
+    base LLM's answer stands, whatever type the question asks for."""
+    from kcard_core.llm import BackendLLM
+    from kcard_core.trace import DocumentRecord, Trace
+
+    question = "How many bells are in the tower?"
+    knowledge = "The abbey church was finished in 1187. Its tower holds six bells."
+    backend = Copying("1187", span="")
+    trace = Trace(mode="bottom-up", question=question, prompt=f"Knowledge: {knowledge}\nQuestion: {question}\nAnswer:")
+    trace.documents["abbey-0"] = DocumentRecord("abbey", knowledge, used=True, headed=headed)
+    for _ in read(RulesReader(BackendLLM(model=None, backend=backend)), question, trace, None):
+        pass
+    assert backend.asked == (2 if asked_again else 1)
+    assert any("asked again" in turn.question for turn in trace.turns) == asked_again
