@@ -301,7 +301,7 @@ class RetrievalCard(Card):
             return []
         texts, corpus = self.index().texts, self._built.get("corpus")
         found = [corpus[i] if corpus is not None else Passage(texts[i]) for i in kept]
-        found = closest_sentences(query, found, self.manifest.retrieval.sentences)
+        found = closest_sentences(query, found, self.manifest.retrieval.sentences, self.index().subject)
         sources = [SEPARATOR.join(filter(None, (p.source, *p.headings))) for p in found]
         meta: dict[str, Any] = {"sources": sources} if any(sources) else {}
         if any(p.headings for p in found):

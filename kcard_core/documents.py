@@ -165,21 +165,22 @@ class PassageFile(Sequence[Passage]):
         return jsonl_passages(line, self.path, "")[0]
 
 
-def closest_sentences(query: str, passages: Sequence[Passage], n: int) -> list[Passage]:
+def closest_sentences(query: str, passages: Sequence[Passage], n: int,
+                      subject: frozenset[str] | set[str] = frozenset()) -> list[Passage]:
     """What a reader is given of ``passages`` for ``query``: the ``n`` sentences of the passages that
     carry a heading path closest to it, best first (:func:`kcard_core.retrieval.closest` over the
-    sentences of all of them, each read with its heading path in front; a passage without a heading
-    path counts as one sentence), each a passage of its own under its passage's source and headings.
-    Passages none of which carries a heading path, or ``n`` = 0, come back whole: a sentence of plain
-    prose may need the ones before it ("It was begun in 1284"), a sentence under its heading path has
-    its context with it."""
+    sentences of all of them, each read with its heading path in front, the card's ``subject`` terms
+    weighing less; a passage without a heading path counts as one sentence), each a passage of its
+    own under its passage's source and headings. Passages none of which carries a heading path, or
+    ``n`` = 0, come back whole: a sentence of plain prose may need the ones before it ("It was begun
+    in 1284"), a sentence under its heading path has its context with it."""
     if n == 0 or not any(passage.headings for passage in passages):
         return list(passages)
     from kcard_core.retrieval import closest
 
     pieces = [replace(passage, text=part) for passage in passages
               for part in (sentences(passage.text) if passage.headings else [passage.text])]
-    return [pieces[position] for position in closest(query, [piece.contextual() for piece in pieces], n)]
+    return [pieces[position] for position in closest(query, [piece.contextual() for piece in pieces], n, subject)]
 
 
 class ContextualTexts(Sequence[str]):

@@ -26,6 +26,9 @@ logger = logging.getLogger(__name__)
 # a question names "dbus 1.14.10", which its parts "1", "14", "10" do not tell from any other release
 NUMBERED_WORD = re.compile(r"\bv?\d+(?:\.\w+)+|\w+")
 K1, B = 1.5, 0.75  # Okapi BM25's term-frequency saturation and length normalisation
+# the share of its weight a word of a card's subject has in ranking: the subject's words tell that a
+# question is for this text, not which passage or sentence answers it (chosen on the own-card texts)
+SUBJECT_RANK = 0.5
 
 
 def idf(count: int, held: float | np.ndarray) -> float | np.ndarray:
@@ -222,11 +225,12 @@ def question_terms(query: str) -> set[str]:
     return {stem(word) for word in words(with_parts(query), NUMBERED_WORD) if word not in ANSWER_KIND_WORDS}
 
 
-def closest(query: str, texts: Sequence[str], k: int) -> list[int]:
+def closest(query: str, texts: Sequence[str], k: int, subject: frozenset[str] | set[str] = frozenset()) -> list[int]:
     """The positions of the ``k`` of ``texts`` closest to ``query``, best first: BM25 over these texts
     alone, as :class:`QuestionIndex` scores a card's passages (its terms, :data:`K1`, :data:`B`, Lucene's
-    idf), computed here for a few texts (the sentences of the passages a card found) rather than by an
-    index built for them. Ties, and texts that hold none of the query's terms, keep their order."""
+    idf, ``subject``'s terms at :data:`SUBJECT_RANK`), computed here for a few texts (the sentences of
+    the passages a card found) rather than by an index built for them. Ties, and texts that hold none
+    of the query's terms, keep their order."""
     held = [Counter(passage_terms(text)) for text in texts]
     lengths = np.array([sum(counts.values()) for counts in held], dtype=float)
     damping = K1 * (1 - B + B * lengths / max(lengths.mean(), 1.0))
@@ -235,7 +239,8 @@ def closest(query: str, texts: Sequence[str], k: int) -> list[int]:
         frequency = np.array([counts[term] for counts in held], dtype=float)
         holding = np.count_nonzero(frequency)
         if holding:
-            score += idf(len(texts), holding) * frequency / (frequency + damping)
+            rank = SUBJECT_RANK if term in subject else 1.0
+            score += rank * idf(len(texts), holding) * frequency / (frequency + damping)
     return sorted(range(len(texts)), key=lambda position: -score[position])[:k]
 
 
@@ -244,8 +249,7 @@ class QuestionIndex(BM25):
 
     ``subject`` (the name the whole text is about) counts as held by every passage in coverage: its
     words tell that a question is for this text, not which passage answers it. In a passage that
-    names it, its words count at half their weight in ranking (chosen on the own-card texts:
-    docs/decisions.md).
+    names it, its words count at :data:`SUBJECT_RANK` of their weight in ranking.
     """
 
     TOKENS = "snowball-english-2"
@@ -254,7 +258,7 @@ class QuestionIndex(BM25):
         super().__init__(texts, postings=postings)
         self.subject = set(self.terms(subject)) & self.vocab.keys()
         for term in self.subject:
-            self.rank[self.vocab[term]] = 0.5
+            self.rank[self.vocab[term]] = SUBJECT_RANK
 
     def names_subject(self, query: str) -> bool:
         """Whether ``query`` names the whole text's subject (every word of it): such a question is for

@@ -1,5 +1,6 @@
 """Retrieval indexes are built once: saved into a card package by kcard new card, else into kcard's cache."""
 
+import itertools
 import logging
 import random
 
@@ -78,12 +79,12 @@ def test_a_few_texts_are_ranked_as_an_index_of_them_ranks_them():
     rng = random.Random(7)
     vocabulary = "ferry osk timetable lighthouse quillan release removed sails built 1887 2.1 mara".split()
     texts = [" ".join(rng.choices(vocabulary, k=rng.randint(1, 12))) for _ in range(30)] + [""]
-    index = QuestionIndex(texts)
-    for _ in range(40):
+    indexes = (QuestionIndex(texts), QuestionIndex(texts, subject="Quillan ferry"))  # a subject's words weigh less
+    for index, _ in itertools.product(indexes, range(40)):
         query = " ".join(rng.sample(vocabulary, rng.randint(1, 4)))
         found = index.found(query, k=len(texts))
         score = {position: value for value, position in found}
-        ranked = closest(query, texts, len(texts))
+        ranked = closest(query, texts, len(texts), index.subject)
         assert [score[position] for position in ranked[:len(found)]] == [value for value, _ in found] != []
         assert ranked[len(found):] == [position for position in range(len(texts)) if position not in score]
 
