@@ -61,16 +61,14 @@ def looped(text: str) -> bool:
     return False
 
 
-COPIED_WORDS = 8  # a reply holding a longer stretch of the knowledge, word for word, copies it rather than answering
+COPIED_WORDS = 8  # a reply of more words found word for word in the knowledge copies it rather than answering
 
 
 def copied(reply: str, knowledge: str) -> bool:
-    """Whether ``reply`` holds more than :data:`COPIED_WORDS` consecutive words standing word for word in
-    ``knowledge`` (white space and case aside): a stretch of the knowledge copied out, not a span that
-    answers, even where the rest of the reply strays from it."""
-    words, source = reply.lower().split(), f" {' '.join(knowledge.lower().split())} "
-    return any(f" {' '.join(words[start:start + COPIED_WORDS + 1])} " in source
-               for start in range(len(words) - COPIED_WORDS))
+    """Whether ``reply`` is more than :data:`COPIED_WORDS` words standing word for word in ``knowledge``
+    (white space and case aside): a stretch of the knowledge copied out, not a span that answers."""
+    words = reply.split()
+    return len(words) > COPIED_WORDS and " ".join(words).lower() in " ".join(knowledge.split()).lower()
 
 
 # an aside closing an answer: a bracketed group after white space, a stop after it at most
