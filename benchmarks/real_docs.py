@@ -133,8 +133,7 @@ of changes, and no change was made from its misses. Documents whose misses led t
 with the tuning documents from then on: at-spi2-core (2026-11-29), PulseAudio, make, unzip and
 patch (2026-11-29 to 2026-12-02), and before them wget, xmltodict, xz, Ninja, tmux and
 charset-normalizer. One change was withdrawn after its held-out run (2026-12-05, docs/decisions.md:
-the PIC Reference and vim lost answers to it); the code it was withdrawn to is the one these rows
-were run on.
+the PIC Reference and vim lost answers to it); the rows are of the code without it.
 
 | held out | written up | first run, with `--card` |
 |---|---|---|
