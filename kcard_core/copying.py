@@ -2,15 +2,18 @@
 
 A backend that reads its model's logits step by step (``Backend.copies``) answers a
 :class:`~kcard_core.sampling.Sampling` with ``copy`` set through :func:`copy_span`: the
-:data:`STARTS` likeliest of the text's tokens each start a greedy continuation in which every token
-continues a span of the text or ends the answer; of every prefix of those continuations, the answer
-is the one likeliest to be written whole, its tokens and then an end, under the model's unmasked
-distribution, of those holding a token the question (``Sampling.asked``) lacks. Nothing here knows a
-language: it works on token ids. ``benchmarks/results/span-reading.md`` measures it ("beam").
+:data:`STARTS` likeliest of the tokens that start a word of the text (:func:`copy_source`) each start
+a greedy continuation in which every token continues a span of the text or ends the answer; of every
+prefix of those continuations that ends a word, the answer is the one likeliest to be written whole,
+its tokens and then an end, under the model's unmasked distribution, of those holding a token the
+question (``Sampling.asked``) lacks. Nothing here knows a language: it works on token ids and tells
+words apart by Unicode character classes. ``benchmarks/results/span-reading.md`` measures it ("beam").
 """
 
 from __future__ import annotations
 
+import unicodedata
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -33,9 +36,10 @@ class CopyMask:
     prefix, unmasked."""
 
     def __init__(self, source: list[int], ends: list[int], first: int | None = None,
-                 fits: Callable[[list[int]], bool] = lambda tokens: True):
-        self.source, self.ends, self.first, self.fits = source, sorted(set(ends)), first, fits
+                 fits: Callable[[list[int]], bool] = lambda tokens: True, cuts: frozenset[int] | None = None):
+        self.source, self.ends, self.first, self.fits, self.cuts = source, sorted(set(ends)), first, fits, cuts
         self.at: list[int] = []  # where in source the tokens written so far may start
+        self.where: list[list[int]] = []  # ``at`` after each prefix (1, 2, … tokens)
         self.written: list[int] = []
         self.chosen: list[float] = []  # log-probability of each written token
         self.ended: list[float] = []  # log-probability of ending after each prefix (0, 1, … tokens)
@@ -47,14 +51,15 @@ class CopyMask:
             self.chosen.append(float(self.logprobs[token]))
             self.at = [j for j in (self.at if k else range(len(self.source)))
                        if j + k < len(self.source) and self.source[j + k] == token]
+            self.where.append(self.at)
         self.written = list(written)
         self.logprobs = log_softmax(logits)
         self.ended.append(float(np.logaddexp.reduce(self.logprobs[self.ends])))
         n = len(written)
         if not written:
-            allowed = set(self.source) if self.first is None else {self.first}
+            allowed = set(self.source) - {GAP} if self.first is None else {self.first}
         elif self.fits(written):
-            allowed = {self.source[j + n] for j in self.at if j + n < len(self.source)} | set(self.ends)
+            allowed = {self.source[j + n] for j in self.at if j + n < len(self.source)} - {GAP} | set(self.ends)
         else:  # no longer span fits either: end here
             allowed = set(self.ends)
         keep = sorted(allowed)
@@ -62,26 +67,76 @@ class CopyMask:
         masked[keep] = logits[keep]
         return masked
 
+    def whole(self, k: int) -> bool:
+        """Whether the first ``k`` written tokens stand in ``source`` between two ``cuts`` (None: anywhere)."""
+        return self.cuts is None or any(j in self.cuts and j + k in self.cuts for j in self.where[k - 1])
+
     def prefixes(self, blank: frozenset[int] = frozenset()) -> list[tuple[float, list[int]]]:
         """(log-probability of writing it whole and then ending, tokens) for each prefix that holds a
-        token not in ``blank`` (tokens that say nothing new: :func:`source_tokens`) and ``fits``."""
+        token not in ``blank`` (tokens that say nothing new: :func:`copy_source`), ``fits`` and is
+        made of whole words."""
         found, total = [], 0.0
         for k in range(1, min(len(self.chosen), len(self.ended) - 1) + 1):
             total += self.chosen[k - 1]
-            if not set(self.written[:k]) <= blank and self.fits(self.written[:k]):
+            if not set(self.written[:k]) <= blank and self.fits(self.written[:k]) and self.whole(k):
                 found.append((total + self.ended[k], self.written[:k]))
         return found
 
 
-def source_tokens(text: str, tokenize: Callable[[str], list[int]], text_of: Callable[[list[int]], str],
-                  asked: str = "") -> tuple[list[int], frozenset[int]]:
-    """``text``'s tokens as they follow a space (as an answer's first word does), and the tokens that say
-    nothing new: those of ``text`` that are white space alone (some tokenizers write " " before a
-    number) and those of ``asked``, the question (a span made of its own words does not answer it):
-    :func:`copy_span`'s ``source`` and ``blank``."""
-    source = tokenize(" " + " ".join(text.split()))
+GAP = -1  # between the parts of a :class:`Source`: no span crosses it
+ALSO_WORDS = 12  # the words of the text after an inner word start that :func:`copy_source` tokenizes again
+
+
+@dataclass(frozen=True)
+class Source:
+    """A text as :func:`copy_span` copies from it: ``tokens`` (parts of the text, :data:`GAP` between
+    them), the tokens that say nothing new (``blank``) and the positions between words (``cuts``)."""
+    tokens: list[int]
+    blank: frozenset[int]
+    cuts: frozenset[int]
+
+
+def _wordy(ch: str) -> bool:
+    """Whether ``ch`` joins its neighbours into a word: a letter, a digit or ``_``, of a script written
+    with spaces between words (not an East Asian wide character)."""
+    return (ch.isalnum() or ch == "_") and unicodedata.east_asian_width(ch) not in "WF"
+
+
+def _joins(left: str, right: str) -> bool:
+    """Whether two characters side by side are inside one word."""
+    return _wordy(left) and _wordy(right)
+
+
+def _cuts(tokens: list[int], text_of: Callable[[list[int]], str]) -> tuple[str, dict[int, tuple[str, str]]]:
+    """The text of ``tokens`` and, for each position between two tokens that do not join inside a word
+    (and the two ends), the characters either side of it ("" beyond an end)."""
+    text = text_of(tokens)
+    at = [len(text_of(tokens[:i])) for i in range(len(tokens) + 1)]
+    sides = {i: (text[at[i] - 1] if 0 < at[i] <= len(text) else "", text[at[i]] if at[i] < len(text) else "")
+             for i in range(len(tokens) + 1)}
+    return text, {i: pair for i, pair in sides.items() if not (pair[0] and pair[1] and _joins(*pair))}
+
+
+def copy_source(text: str, tokenize: Callable[[str], list[int]], text_of: Callable[[list[int]], str],
+                asked: str = "") -> Source:
+    """``text`` to copy answers from: its tokens as they follow a space (as an answer's first word does),
+    then, for each word that starts after a mark inside a white-space word ("(10 Jun 2016)",
+    "urgency=high", "“Wolverine …”"), the next :data:`ALSO_WORDS` words from there tokenized again after
+    a space, each part after a :data:`GAP`. ``blank``: the tokens that are white space alone (some
+    tokenizers write " " before a number) and those of ``asked``, the question (a span made of its own
+    words does not answer it). ``cuts``: where a span of whole words may start and end."""
+    first = tokenize(" " + " ".join(text.split()))
+    whole, inner = _cuts(first, text_of)
+    tokens, cuts = list(first), set(inner)
+    for i, (left, right) in sorted(inner.items()):
+        if left and right and not (left.isspace() or right.isspace() or _wordy(left) or left.isalnum()):
+            at = len(text_of(first[:i]))
+            part = tokenize(" " + " ".join(whole[at:].split()[:ALSO_WORDS]))
+            cuts |= {len(tokens) + 1 + j for j in _cuts(part, text_of)[1]}
+            tokens += [GAP, *part]
     said = set(tokenize(" " + " ".join(asked.split()))) if asked.strip() else set()
-    return source, frozenset(said | {token for token in source if not text_of([token]).strip()})
+    empty = {token for token in tokens if token != GAP and not text_of([token]).strip()}
+    return Source(tokens, frozenset(said | empty), frozenset(cuts))
 
 
 def within(words: int, text_of: Callable[[list[int]], str]) -> Callable[[list[int]], bool]:
@@ -92,16 +147,19 @@ def within(words: int, text_of: Callable[[list[int]], str]) -> Callable[[list[in
 
 def copy_span(first_logits: np.ndarray, decode: Callable[[CopyMask], object], source: list[int],
               ends: list[int], blank: frozenset[int] = frozenset(), starts: int = STARTS,
-              fits: Callable[[list[int]], bool] = lambda tokens: True) -> list[int]:
+              fits: Callable[[list[int]], bool] = lambda tokens: True,
+              cuts: frozenset[int] | None = None) -> list[int]:
     """The tokens of the span of ``source`` likeliest as a whole answer, among those that hold a token not
     in ``blank`` and that ``fits`` (e.g. :func:`within` a length); empty when there is none.
 
     ``first_logits``: the model's logits for the answer's first token; ``decode(mask)`` runs greedy
-    decoding from the same prompt with ``mask`` applied at every step (until an end or the token limit)."""
+    decoding from the same prompt with ``mask`` applied at every step (until an end or the token limit).
+    ``cuts``: the positions of ``source`` a span may start and end at (None: any)."""
     first = log_softmax(first_logits)
     best: tuple[float, list[int]] = (-np.inf, [])
-    for token in sorted(set(source), key=lambda t: -first[t])[:starts]:
-        mask = CopyMask(source, ends, token, fits)
+    firsts = (set(source) if cuts is None else {source[j] for j in cuts if j < len(source)}) - {GAP}
+    for token in sorted(firsts, key=lambda t: -first[t])[:starts]:
+        mask = CopyMask(source, ends, token, fits, cuts)
         decode(mask)
         best = max([best, *mask.prefixes(blank)], key=lambda found: found[0])
     return best[1]

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from kcard_core.copying import CopyMask, copy_span, source_tokens, within
+from kcard_core.copying import GAP, CopyMask, copy_source, copy_span, within
 from kcard_core.readers import SpanReader
 from kcard_core.testing import ReaderTests
 
@@ -77,13 +77,68 @@ def test_a_span_made_of_the_question_s_own_tokens_is_no_answer():
     def tokenize(text: str) -> list[int]:
         return [vocabulary[" " + word] for word in text.split()]
 
-    source, said = source_tokens("the river Sabre", tokenize, str, asked="Which river?")
-    assert source == [5, 6, 7] and said == frozenset({8, 9})
-    source, said = source_tokens("the river Sabre", tokenize, str, asked="Which river")
+    names = {token: word for word, token in vocabulary.items()}
+    source = copy_source("the river Sabre", tokenize, lambda tokens: "".join(names[t] for t in tokens), "Which river?")
+    assert source.tokens == [5, 6, 7] and source.blank == frozenset({8, 9})
+    said = copy_source("the river Sabre", tokenize, lambda tokens: "".join(names[t] for t in tokens), "Which river").blank
     assert said == frozenset({8, 6})
     model = Table({(): {6: 3.0, 7: 2.0}, (6,): {END: 2.0, 7: 0.0}, (7,): {END: 1.0}})  # "river" is likeliest
-    assert copy_span(model.logits([]), model.decode, source, [END], starts=2) == [6]
-    assert copy_span(model.logits([]), model.decode, source, [END], said, starts=2) == [7]
+    assert copy_span(model.logits([]), model.decode, source.tokens, [END], starts=2) == [6]
+    assert copy_span(model.logits([]), model.decode, source.tokens, [END], said, starts=2) == [7]
+
+
+class Pieces:
+    """A stand-in tokenizer: each piece of a fixed list one token, in order of first sight."""
+
+    def __init__(self, *pieces: str):
+        self.pieces = sorted(pieces, key=len, reverse=True)
+        self.ids: dict[str, int] = {}
+
+    def tokenize(self, text: str) -> list[int]:
+        tokens = []
+        while text:
+            piece = next(piece for piece in self.pieces if text.startswith(piece))
+            tokens.append(self.ids.setdefault(piece, len(self.ids) + 1))
+            text = text[len(piece):]
+        return tokens
+
+    def text_of(self, tokens: list[int]) -> str:
+        names = {token: piece for piece, token in self.ids.items()}
+        return "".join(names[token] for token in tokens)
+
+
+def test_a_word_after_a_mark_is_also_copied_as_written_after_a_space():
+    vocabulary = Pieces(" Version", " 4", ".", "2", " 2", " (", "10", " 10", " Jun", " 2016", "):", " urgency", "=", "high",
+                        " high", " 東京", "は")
+    source = copy_source("Version 4.2 (10 Jun 2016): urgency=high 東京は", vocabulary.tokenize, vocabulary.text_of)
+    parts = [vocabulary.text_of(part) for part in _parts(source.tokens)]
+    # an answer's first word follows a space (" 10 Jun 2016", not "10 …" as it stands after the bracket),
+    # so each word after a mark is there again as written after one; not after a space, nor in Japanese
+    assert parts[0] == " Version 4.2 (10 Jun 2016): urgency=high 東京は"
+    assert [part.split()[0] for part in parts[1:]] == ["2", "10", "high"]
+    assert all(part.startswith(" ") for part in parts)
+
+
+def _parts(tokens: list[int]) -> list[list[int]]:
+    parts: list[list[int]] = [[]]
+    for token in tokens:
+        if token == GAP:
+            parts.append([])
+        else:
+            parts[-1].append(token)
+    return parts
+
+
+def test_a_span_starts_and_ends_between_words():
+    vocabulary = Pieces(" Ev", "geny", " Ver", "esh", " wrote", " it")
+    source = copy_source("Evgeny Veresh wrote it", vocabulary.tokenize, vocabulary.text_of)
+    ev, geny, ver, esh = (vocabulary.ids[piece] for piece in (" Ev", "geny", " Ver", "esh"))
+    assert source.cuts == frozenset({0, 2, 4, 5, 6})  # the ends, and before each space
+    model = Table({(): {geny: 3.0, ev: 1.0}, (geny,): {ver: 3.0}, (geny, ver): {esh: 3.0}, (geny, ver, esh): {END: 3.0},
+                   (ev,): {geny: 3.0}, (ev, geny): {ver: 1.0, END: 0.5}})
+    # "geny Veresh" is likelier, but starts inside a word; and " Ev" alone would end inside one
+    assert copy_span(model.logits([]), model.decode, source.tokens, [END], cuts=source.cuts) == [ev, geny]
+    assert copy_span(model.logits([]), model.decode, source.tokens, [END]) == [geny, ver, esh]
 
 
 def test_a_span_longer_than_the_words_asked_for_is_no_answer():

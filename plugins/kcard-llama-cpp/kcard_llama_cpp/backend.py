@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from kcard_core.backends import Adapted, Backend, BackendStatus, Gather, Sampling
-from kcard_core.copying import copy_span, source_tokens, within
+from kcard_core.copying import copy_source, copy_span, within
 from kcard_llama_cpp.batched import BatchDecoder, Request
 
 N_CTX = 2048
@@ -129,8 +129,8 @@ class LoadedModel:
         def text_of(tokens: list[int]) -> str:
             return llama.detokenize(tokens).decode("utf-8", "replace")
 
-        source, blank = source_tokens(sampling.copy, lambda text: llama.tokenize(text.encode("utf-8"), add_bos=False),
-                                      text_of, sampling.asked)
+        source = copy_source(sampling.copy, lambda text: llama.tokenize(text.encode("utf-8"), add_bos=False),
+                             text_of, sampling.asked)
         first: list[np.ndarray] = []
 
         def run(mask: Callable[[Any, Any], Any], max_tokens: int) -> None:
@@ -141,8 +141,8 @@ class LoadedModel:
         run(lambda ids, logits: first.append(np.array(logits)) or logits, 1)
         span = copy_span(first[0], lambda mask: run(lambda ids, logits: mask(ids[start:].tolist(), logits),
                                                     sampling.max_tokens),
-                         source, self.ends(tuple(sampling.stop) or ("\n",)), blank,
-                         fits=within(sampling.words, text_of))
+                         source.tokens, self.ends(tuple(sampling.stop) or ("\n",)), source.blank,
+                         fits=within(sampling.words, text_of), cuts=source.cuts)
         return text_of(span)
 
     def serve(self, requests: list[Request]) -> None:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 from kcard_core.artifacts import pickle_allowed, sha256_of
 from kcard_core.backends import Adapted, Backend, BackendStatus, Gather, Request, Sampling
 from kcard_core.config import cache_dir
-from kcard_core.copying import copy_span, source_tokens, within
+from kcard_core.copying import copy_source, copy_span, within
 
 if TYPE_CHECKING:
     import torch
@@ -166,8 +166,8 @@ class LoadedModel:
         sampling = request.sampling
         inputs = self.encode(request.prompt, request.chat)
         start = inputs["input_ids"].shape[1]
-        source, blank = source_tokens(sampling.copy, lambda text: self.tokenizer.encode(text, add_special_tokens=False),
-                                      self.tokenizer.decode, sampling.asked)
+        source = copy_source(sampling.copy, lambda text: self.tokenizer.encode(text, add_special_tokens=False),
+                             self.tokenizer.decode, sampling.asked)
         kwargs = self.generate_kwargs(replace(sampling, temperature=0.0, repeat_penalty=1.0))
 
         class Masked(LogitsProcessor):
@@ -188,9 +188,9 @@ class LoadedModel:
 
             first = self.model(input_ids=inputs["input_ids"][:, -1:] if prefix is not None else inputs["input_ids"],
                                attention_mask=inputs["attention_mask"], cache=copy.deepcopy(prefix))
-            span = copy_span(first.logits[0, -1].float().cpu().numpy(), decode, source,
-                             self.ends(tuple(sampling.stop) or ("\n",)), blank,
-                             fits=within(sampling.words, self.tokenizer.decode))
+            span = copy_span(first.logits[0, -1].float().cpu().numpy(), decode, source.tokens,
+                             self.ends(tuple(sampling.stop) or ("\n",)), source.blank,
+                             fits=within(sampling.words, self.tokenizer.decode), cuts=source.cuts)
         return self.tokenizer.decode(span, skip_special_tokens=True)
 
     def generate_together(self, requests: list[Request]) -> list[list[str]]:
