@@ -107,30 +107,32 @@ def _joins(left: str, right: str) -> bool:
     return _wordy(left) and _wordy(right)
 
 
-def _cuts(tokens: list[int], text_of: Callable[[list[int]], str]) -> tuple[str, dict[int, tuple[str, str]]]:
+def _mark(ch: str) -> bool:
+    """Whether ``ch`` is a mark: no white space, no letter or digit of any script, not ``_``."""
+    return not (ch.isspace() or ch.isalnum() or ch == "_")
+
+
+def _cuts(tokens: list[int], text_of: Callable[[list[int]], str]) -> tuple[str, dict[int, int]]:
     """The text of ``tokens`` and, for each position between two tokens that do not join inside a word
-    (and the two ends), the characters either side of it ("" beyond an end)."""
+    (and the two ends), where it lies in that text."""
     text = text_of(tokens)
     at = [len(text_of(tokens[:i])) for i in range(len(tokens) + 1)]
-    sides = {i: (text[at[i] - 1] if 0 < at[i] <= len(text) else "", text[at[i]] if at[i] < len(text) else "")
-             for i in range(len(tokens) + 1)}
-    return text, {i: pair for i, pair in sides.items() if not (pair[0] and pair[1] and _joins(*pair))}
+    return text, {i: a for i, a in enumerate(at) if not (0 < a < len(text) and _joins(text[a - 1], text[a]))}
 
 
 def copy_source(text: str, tokenize: Callable[[str], list[int]], text_of: Callable[[list[int]], str],
                 asked: str = "") -> Source:
     """``text`` to copy answers from: its tokens as they follow a space (as an answer's first word does),
-    then, for each word that starts after a mark inside a white-space word ("(10 Jun 2016)",
-    "urgency=high", "“Wolverine …”"), the next :data:`ALSO_WORDS` words from there tokenized again after
-    a space, each part after a :data:`GAP`. ``blank``: the tokens that are white space alone (some
-    tokenizers write " " before a number) and those of ``asked``, the question (a span made of its own
-    words does not answer it). ``cuts``: where a span of whole words may start and end."""
+    then, for each word that starts after a mark ("(10 Jun 2016)", "urgency=high", "“Wolverine …”"),
+    the next :data:`ALSO_WORDS` words from there tokenized again after a space, each part after a
+    :data:`GAP`. ``blank``: the tokens that are white space alone (some tokenizers write " " before a
+    number) and those of ``asked``, the question (a span made of its own words does not answer it).
+    ``cuts``: where a span of whole words may start and end."""
     first = tokenize(" " + " ".join(text.split()))
     whole, inner = _cuts(first, text_of)
     tokens, cuts = list(first), set(inner)
-    for i, (left, right) in sorted(inner.items()):
-        if left and right and not (left.isspace() or right.isspace() or _wordy(left) or left.isalnum()):
-            at = len(text_of(first[:i]))
+    for at in sorted(inner.values()):
+        if 0 < at < len(whole) and _mark(whole[at - 1]) and not whole[at].isspace():
             part = tokenize(" " + " ".join(whole[at:].split()[:ALSO_WORDS]))
             cuts |= {len(tokens) + 1 + j for j in _cuts(part, text_of)[1]}
             tokens += [GAP, *part]
