@@ -84,7 +84,7 @@ class CopyMask:
 
 
 GAP = -1  # between the parts of a :class:`Source`: no span crosses it
-ALSO_WORDS = 12  # the words of the text after an inner word start that :func:`copy_source` tokenizes again
+ALSO_WORDS = 12  # how many words from a word after a mark :func:`copy_source` tokenizes again
 
 
 @dataclass(frozen=True)

@@ -78,9 +78,13 @@ def test_a_span_made_of_the_question_s_own_tokens_is_no_answer():
         return [vocabulary[" " + word] for word in text.split()]
 
     names = {token: word for word, token in vocabulary.items()}
-    source = copy_source("the river Sabre", tokenize, lambda tokens: "".join(names[t] for t in tokens), "Which river?")
+
+    def text_of(tokens: list[int]) -> str:
+        return "".join(names[token] for token in tokens)
+
+    source = copy_source("the river Sabre", tokenize, text_of, "Which river?")
     assert source.tokens == [5, 6, 7] and source.blank == frozenset({8, 9})
-    said = copy_source("the river Sabre", tokenize, lambda tokens: "".join(names[t] for t in tokens), "Which river").blank
+    said = copy_source("the river Sabre", tokenize, text_of, "Which river").blank
     assert said == frozenset({8, 6})
     model = Table({(): {6: 3.0, 7: 2.0}, (6,): {END: 2.0, 7: 0.0}, (7,): {END: 1.0}})  # "river" is likeliest
     assert copy_span(model.logits([]), model.decode, source.tokens, [END], starts=2) == [6]
