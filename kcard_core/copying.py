@@ -114,9 +114,14 @@ def _mark(ch: str) -> bool:
 
 def _cuts(tokens: list[int], text_of: Callable[[list[int]], str]) -> tuple[str, dict[int, int]]:
     """The text of ``tokens`` and, for each position between two tokens that do not join inside a word
-    (and the two ends), where it lies in that text."""
+    (and the two ends), where it lies in that text. A token's length is read after the token before it
+    (a tokenizer may drop a lone token's leading space), from the whole start where either token is
+    part of a character: in linear time, as a decode of every start would give."""
     text = text_of(tokens)
-    at = [len(text_of(tokens[:i])) for i in range(len(tokens) + 1)]
+    at = [0] + [len(text_of(tokens[:1]))] * bool(tokens)
+    for i in range(1, len(tokens)):
+        pair, before = text_of(tokens[i - 1:i + 1]), text_of(tokens[i - 1:i])
+        at.append(len(text_of(tokens[:i + 1])) if "\ufffd" in pair + before else at[-1] + len(pair) - len(before))
     return text, {i: a for i, a in enumerate(at) if not (0 < a < len(text) and _joins(text[a - 1], text[a]))}
 
 

@@ -163,3 +163,13 @@ def test_a_continuation_ends_once_it_no_longer_fits():
     mask = CopyMask([5, 6, 7, 8], [END], 5, fits=lambda tokens: len(tokens) <= 2)
     assert model.decode(mask) == [5, 6, 7]  # the third token does not fit: only an end may follow it
     assert [tokens for _, tokens in mask.prefixes()] == [[5], [5, 6]]
+
+
+def test_words_are_found_where_a_tokenizer_drops_a_leading_space():
+    vocabulary = Pieces(" Ev", "geny", " Ver", "esh", " wrote", " it")
+
+    def text_of(tokens: list[int]) -> str:  # as SentencePiece decodes: no space before the first word
+        return vocabulary.text_of(tokens).removeprefix(" ")
+
+    spaced = copy_source("Evgeny Veresh wrote it", vocabulary.tokenize, vocabulary.text_of)
+    assert copy_source("Evgeny Veresh wrote it", vocabulary.tokenize, text_of).cuts == spaced.cuts
