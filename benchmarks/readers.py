@@ -172,11 +172,9 @@ chat messages through `ChatOpenAI`. EM and contains in %; copied sentences: answ
 eight words found word for word in the knowledge where the gold is a short span.
 
 When each row was read: the `own-card-lm` rows before the reading demonstrations of 2026-11-28;
-the `midtermqa` rows on 2026-12-05, with the knowledge that day's knowledge_lift_heldout.py run
-stored; the real-document `span` rows on 2026-12-05 (tuning, eighteen documents) and 2026-11-28
-(held out, three documents); the `rules` rows of the own-card texts and of the real documents on
-2026-12-05, at that day's defaults (twenty-six documents, eighteen tuning and eight held out as
-`real-docs.md` splits them).
+every other row on 2026-12-05, at that day's defaults: the `midtermqa` rows with the knowledge that
+day's knowledge_lift_heldout.py run stored, the real documents' as `real-docs.md` splits them
+(twenty-six documents, eighteen tuning and eight held out).
 How each reading change moved these prompts: docs/decisions.md.
 
 {lines}
