@@ -132,8 +132,9 @@ and committed before the changes it was first run after; it has been run once af
 of changes, and no change was made from its misses. Documents whose misses led to a change count
 with the tuning documents from then on: at-spi2-core (2026-11-29), PulseAudio, make, unzip and
 patch (2026-11-29 to 2026-12-02), and before them wget, xmltodict, xz, Ninja, tmux and
-charset-normalizer. One change was withdrawn after its held-out run (2026-12-05, docs/decisions.md:
-the PIC Reference and vim lost answers to it); the rows are of the code without it.
+charset-normalizer. Two changes were withdrawn after their held-out runs (2026-12-05, docs/decisions.md:
+the PIC Reference and vim lost answers to the first; the second, read on the held-out prompts alone,
+lost the PIC Reference 14 answers); the rows are of the code without them.
 
 | held out | written up | first run, with `--card` |
 |---|---|---|
