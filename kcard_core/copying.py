@@ -30,14 +30,16 @@ def log_softmax(logits: np.ndarray) -> np.ndarray:
 class CopyMask:
     """One continuation's mask, called at each step with the tokens written so far and the next
     token's logits; returns the logits with every token masked out but ``first`` at the first step
-    (None: any token of ``source``), then but the tokens that continue a span of ``source`` the
-    written tokens copy, and ``ends`` (only ``ends`` once the written tokens no longer ``fit``: no
-    longer span can). Records each written token's log-probability and that of ending after each
-    prefix, unmasked."""
+    (None: any token of ``source``), then but the tokens that continue a span of ``source`` (one that
+    begins at ``start``; None: anywhere) the written tokens copy, and ``ends`` (only ``ends`` once the
+    written tokens no longer ``fit``: no longer span can). Records each written token's log-probability
+    and that of ending after each prefix, unmasked."""
 
     def __init__(self, source: list[int], ends: list[int], first: int | None = None,
-                 fits: Callable[[list[int]], bool] = lambda tokens: True, cuts: frozenset[int] | None = None):
+                 fits: Callable[[list[int]], bool] = lambda tokens: True, cuts: frozenset[int] | None = None,
+                 start: int | None = None):
         self.source, self.ends, self.first, self.fits, self.cuts = source, sorted(set(ends)), first, fits, cuts
+        self.start = start  # where in source the span starts (None: anywhere)
         self.at: list[int] = []  # where in source the tokens written so far may start
         self.where: list[list[int]] = []  # ``at`` after each prefix (1, 2, … tokens)
         self.written: list[int] = []
@@ -49,7 +51,8 @@ class CopyMask:
         if written:
             token, k = written[-1], len(written) - 1
             self.chosen.append(float(self.logprobs[token]))
-            self.at = [j for j in (self.at if k else range(len(self.source)))
+            starts = range(len(self.source)) if self.start is None else [self.start]
+            self.at = [j for j in (self.at if k else starts)
                        if j + k < len(self.source) and self.source[j + k] == token]
             self.where.append(self.at)
         self.written = list(written)
@@ -126,24 +129,36 @@ def _cuts(tokens: list[int], text_of: Callable[[list[int]], str]) -> tuple[str, 
 
 
 def copy_source(text: str, tokenize: Callable[[str], list[int]], text_of: Callable[[list[int]], str],
-                asked: str = "") -> Source:
+                asked: str = "", from_start: bool = False) -> Source:
     """``text`` to copy answers from: its tokens as they follow a space (as an answer's first word does),
     then, for each word that starts after a mark ("(10 Jun 2016)", "urgency=high", "“Wolverine …”"),
     the next :data:`ALSO_WORDS` words from there tokenized again after a space, each part after a
     :data:`GAP`. ``blank``: the tokens that are white space alone (some tokenizers write " " before a
     number) and those of ``asked``, the question (a span made of its own words does not answer it).
-    ``cuts``: where a span of whole words may start and end."""
+    ``cuts``: where a span of whole words may start and end.
+
+    ``from_start``: the text is an answer to end early, so only its own tokens, with ``cuts`` where it
+    goes on with white space, after any marks (the ends of its white-space words, with or without the
+    marks that close them: "Johansson" and "Johansson," of "Johansson, in …", never "4" of "4.1.0")."""
     first = tokenize(" " + " ".join(text.split()))
     whole, inner = _cuts(first, text_of)
     tokens, cuts = list(first), set(inner)
-    for at in sorted(inner.values()):
-        if 0 < at < len(whole) and _mark(whole[at - 1]) and not whole[at].isspace():
-            part = tokenize(" " + " ".join(whole[at:].split()[:ALSO_WORDS]))
-            cuts |= {len(tokens) + 1 + j for j in _cuts(part, text_of)[1]}
-            tokens += [GAP, *part]
+    if from_start:
+        cuts = {i for i, at in inner.items() if i == 0 or _spaced(whole[at:])}
+    else:
+        for at in sorted(inner.values()):
+            if 0 < at < len(whole) and _mark(whole[at - 1]) and not whole[at].isspace():
+                part = tokenize(" " + " ".join(whole[at:].split()[:ALSO_WORDS]))
+                cuts |= {len(tokens) + 1 + j for j in _cuts(part, text_of)[1]}
+                tokens += [GAP, *part]
     said = set(tokenize(" " + " ".join(asked.split()))) if asked.strip() else set()
     empty = {token for token in tokens if token != GAP and not text_of([token]).strip()}
     return Source(tokens, frozenset(said | empty), frozenset(cuts))
+
+
+def _spaced(rest: str) -> bool:
+    """Whether ``rest`` is empty or goes on with white space, after any marks."""
+    return next((ch.isspace() for ch in rest if not _mark(ch)), True)
 
 
 def within(words: int, text_of: Callable[[list[int]], str]) -> Callable[[list[int]], bool]:
@@ -155,18 +170,20 @@ def within(words: int, text_of: Callable[[list[int]], str]) -> Callable[[list[in
 def copy_span(first_logits: np.ndarray, decode: Callable[[CopyMask], object], source: list[int],
               ends: list[int], blank: frozenset[int] = frozenset(), starts: int = STARTS,
               fits: Callable[[list[int]], bool] = lambda tokens: True,
-              cuts: frozenset[int] | None = None) -> list[int]:
+              cuts: frozenset[int] | None = None, start: int | None = None) -> list[int]:
     """The tokens of the span of ``source`` likeliest as a whole answer, among those that hold a token not
     in ``blank`` and that ``fits`` (e.g. :func:`within` a length); empty when there is none.
 
     ``first_logits``: the model's logits for the answer's first token; ``decode(mask)`` runs greedy
     decoding from the same prompt with ``mask`` applied at every step (until an end or the token limit).
-    ``cuts``: the positions of ``source`` a span may start and end at (None: any)."""
+    ``cuts``: the positions of ``source`` a span may start and end at (None: any); ``start``: the one
+    position a span starts at (None: any of ``cuts``), as for an answer ended early."""
     first = log_softmax(first_logits)
     best: tuple[float, list[int]] = (-np.inf, [])
-    firsts = (set(source) if cuts is None else {source[j] for j in cuts if j < len(source)}) - {GAP}
+    at = range(len(source)) if cuts is None else cuts if start is None else [start]
+    firsts = {source[j] for j in at if j < len(source)} - {GAP}
     for token in sorted(firsts, key=lambda t: -first[t])[:starts]:
-        mask = CopyMask(source, ends, token, fits, cuts)
+        mask = CopyMask(source, ends, token, fits, cuts, start)
         decode(mask)
         best = max([best, *mask.prefixes(blank)], key=lambda found: found[0])
     return best[1]

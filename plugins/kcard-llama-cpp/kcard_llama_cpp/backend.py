@@ -130,7 +130,7 @@ class LoadedModel:
             return llama.detokenize(tokens).decode("utf-8", "replace")
 
         source = copy_source(sampling.copy, lambda text: llama.tokenize(text.encode("utf-8"), add_bos=False),
-                             text_of, sampling.asked)
+                             text_of, sampling.asked, sampling.from_start)
         first: list[np.ndarray] = []
 
         def run(mask: Callable[[Any, Any], Any], max_tokens: int) -> None:
@@ -142,7 +142,8 @@ class LoadedModel:
         span = copy_span(first[0], lambda mask: run(lambda ids, logits: mask(ids[start:].tolist(), logits),
                                                     sampling.max_tokens),
                          source.tokens, self.ends(tuple(sampling.stop) or ("\n",)), source.blank,
-                         fits=within(sampling.words, text_of), cuts=source.cuts)
+                         fits=within(sampling.words, text_of), cuts=source.cuts,
+                         start=0 if sampling.from_start else None)
         return text_of(span)
 
     def serve(self, requests: list[Request]) -> None:

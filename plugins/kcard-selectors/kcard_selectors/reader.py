@@ -56,6 +56,10 @@ class RulesReader(Reader):
     7. An answer that still only repeats the question (:func:`~kcard_core.text.repeats`: "14.0" for
        "Which option did 14.0 add?") gives way to the knowledge's likeliest span that says more, as
        in step 5.
+    8. An answer of more than one word ends early where the base LLM finds its prefix likelier as a
+       whole answer (its tokens, then an end) than the whole (:meth:`~kcard_core.readers.Reader.ending`),
+       unless that prefix only repeats the question or stands in a heading path the answer goes
+       beyond ("bullseye" of "bullseye (3.1-1) unstable; …: Remove LDFLAGS …").
 
     As any reply may still change, none is shown as it comes: a stream gets the answer whole.
     """
@@ -137,4 +141,11 @@ class RulesReader(Reader):
             trace.turns.append(Turn("the answer only repeated the question: the knowledge's span likeliest as a "
                                     "whole answer instead", part, details={"span": span}))
             part = unlabelled(answering_part(span, question), question, headings) if span else part
+        if len(part.split()) > 1 and self.copies:
+            shorter = yield self.ending(prompt, part)
+            in_heading = [any(text in heading for heading in headings) for text in (shorter, part)]
+            if shorter and shorter != part and in_heading[0] <= in_heading[1] and not repeats(shorter, question):
+                trace.turns.append(Turn("the answer ends where the base LLM finds a whole answer likeliest", part,
+                                        details={"ended": shorter}))
+                part = shorter
         return part

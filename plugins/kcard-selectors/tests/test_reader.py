@@ -32,16 +32,21 @@ def test_the_rules_reader_matches_a_chat_models_open_answer_to_an_option():
 
 
 class Copying:
-    """A stand-in backend whose model copies: ``reply`` when asked to write, ``span`` when asked to copy."""
+    """A stand-in backend whose model copies: ``reply`` when asked to write, ``span`` when asked to copy,
+    ``ending`` (None: the answer whole) when asked where an answer ends."""
 
     name, copies = "stand-in", True
 
-    def __init__(self, reply: str, span: str):
+    def __init__(self, reply: str, span: str, ending: str | None = None):
         self.reply, self.span, self.sources = reply, span, []  # sources: what each copy request copied from
         self.words = []  # the most words each copy request allowed
         self.asked = 0  # requests to write
+        self.ending, self.ended = ending, []  # ended: each answer asked where it ends
 
     def generate(self, model, prompt, *, n, sampling, chat=False):
+        if sampling.from_start:
+            self.ended.append(sampling.copy)
+            return [self.ending or sampling.copy] * n
         if sampling.copy:
             self.sources.append(sampling.copy)
             self.words.append(sampling.words)
@@ -138,3 +143,35 @@ def test_a_typed_answer_is_asked_again_only_of_prose(headed, asked_again):
         pass
     assert backend.asked == (2 if asked_again else 1)
     assert any("asked again" in turn.question for turn in trace.turns) == asked_again
+
+
+@pytest.mark.parametrize("reply, ending, answer", [
+    ("the Sabre, crossed by four bridges", "the Sabre", "the Sabre"),  # a whole answer likelier ended early
+    ("the Sabre, crossed by four bridges", "the Sabre, crossed by four bridges", None),  # or not
+    ("Kelderwick river, the Sabre", "Kelderwick river", None),  # a prefix that only repeats the question
+    ("Sabre", "", None),  # one word: never asked
+])
+def test_an_answer_ends_where_the_base_llm_finds_a_whole_answer_likeliest(reply, ending, answer):
+    from kcard_core.llm import BackendLLM
+
+    suite, backend = ReaderTests(), Copying(reply, span="", ending=ending)
+    trace = suite.trace()
+    for _ in read(RulesReader(BackendLLM(model=None, backend=backend)), suite.question, trace, None):
+        pass
+    assert backend.ended == ([reply] if " " in reply else [])
+    assert trace.answer == (answer or reply)
+    assert any(turn.question.startswith("the answer ends") for turn in trace.turns) == bool(answer)
+
+
+def test_an_answer_beyond_a_heading_does_not_end_inside_it():
+    from kcard_core.llm import BackendLLM
+    from kcard_core.trace import DocumentRecord, Trace
+
+    question = "What did release 2.1 remove?"
+    trace = Trace(mode="bottom-up", question=question, prompt=f"Question: {question}\nAnswer:")
+    trace.documents["quillan-0"] = DocumentRecord("quillan", "Release 2.1 (May 2020): The Osk timetable was removed.",
+                                                  used=True, sources=["NEWS › Release 2.1 (May 2020)"], headed=True)
+    backend = Copying("May 2020 and the Osk timetable", span="", ending="May 2020")
+    for _ in read(RulesReader(BackendLLM(model=None, backend=backend)), question, trace, None):
+        pass
+    assert backend.ended and trace.answer == "May 2020 and the Osk timetable"
