@@ -59,7 +59,7 @@ class RulesReader(Reader):
     8. An answer of more than one word ends early where the base LLM finds its prefix likelier as a
        whole answer (its tokens, then an end) than the whole (:meth:`~kcard_core.readers.Reader.ending`),
        unless that prefix only repeats the question or stands in a heading path the answer goes
-       beyond ("bullseye" of "bullseye (3.1-1) unstable; …: Remove LDFLAGS …").
+       beyond ("python-dotenv" of "python-dotenv › Command-line Interface: $ pip install …").
 
     As any reply may still change, none is shown as it comes: a stream gets the answer whole.
     """
