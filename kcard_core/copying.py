@@ -180,7 +180,7 @@ def copy_span(first_logits: np.ndarray, decode: Callable[[CopyMask], object], so
     position a span starts at (None: any of ``cuts``), as for an answer ended early."""
     first = log_softmax(first_logits)
     best: tuple[float, list[int]] = (-np.inf, [])
-    at = range(len(source)) if cuts is None else cuts if start is None else [start]
+    at = [start] if start is not None else range(len(source)) if cuts is None else cuts
     firsts = {source[j] for j in at if j < len(source)} - {GAP}
     for token in sorted(firsts, key=lambda t: -first[t])[:starts]:
         mask = CopyMask(source, ends, token, fits, cuts, start)
