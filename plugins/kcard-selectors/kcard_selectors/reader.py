@@ -58,8 +58,9 @@ class RulesReader(Reader):
        in step 5.
     8. An answer of more than one word ends early where the base LLM finds its prefix likelier as a
        whole answer (its tokens, then an end) than the whole (:meth:`~kcard_core.readers.Reader.ending`),
-       unless that prefix only repeats the question or stands in a heading path the answer goes
-       beyond ("python-dotenv" of "python-dotenv › Command-line Interface: $ pip install …").
+       where the knowledge says that prefix ("4.1.0" of "4.1.0 to 4.2.0." says what no passage
+       does), unless it only repeats the question or stands in a heading path the answer goes beyond
+       ("python-dotenv" of "python-dotenv › Command-line Interface: $ pip install …").
 
     As any reply may still change, none is shown as it comes: a stream gets the answer whole.
     """
@@ -144,7 +145,8 @@ class RulesReader(Reader):
         if len(part.split()) > 1 and self.copies:
             shorter = yield self.ending(prompt, part)
             in_heading = [any(text in heading for heading in headings) for text in (shorter, part)]
-            if shorter and shorter != part and in_heading[0] <= in_heading[1] and not repeats(shorter, question):
+            said = bool(shorter) and one_line(shorter).lower() in one_line(knowledge).lower()
+            if said and shorter != part and in_heading[0] <= in_heading[1] and not repeats(shorter, question):
                 trace.turns.append(Turn("the answer ends where the base LLM finds a whole answer likeliest", part,
                                         details={"ended": shorter}))
                 part = shorter

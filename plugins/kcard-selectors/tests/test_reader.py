@@ -149,6 +149,7 @@ def test_a_typed_answer_is_asked_again_only_of_prose(headed, asked_again):
     ("the Sabre, crossed by four bridges", "the Sabre", "the Sabre"),  # a whole answer likelier ended early
     ("the Sabre, crossed by four bridges", "the Sabre, crossed by four bridges", None),  # or not
     ("Kelderwick river, the Sabre", "Kelderwick river", None),  # a prefix that only repeats the question
+    ("Sabre River, with four bridges", "Sabre River", None),  # a prefix the knowledge does not say
     ("Sabre", "", None),  # one word: never asked
 ])
 def test_an_answer_ends_where_the_base_llm_finds_a_whole_answer_likeliest(reply, ending, answer):
