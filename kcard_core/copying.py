@@ -93,10 +93,12 @@ ALSO_WORDS = 12  # how many words from a word after a mark :func:`copy_source` t
 @dataclass(frozen=True)
 class Source:
     """A text as :func:`copy_span` copies from it: ``tokens`` (parts of the text, :data:`GAP` between
-    them), the tokens that say nothing new (``blank``) and the positions between words (``cuts``)."""
+    them), the tokens that say nothing new (``blank``), the positions between words (``cuts``) and
+    the one position a span starts at (``start``; None: any of ``cuts``)."""
     tokens: list[int]
     blank: frozenset[int]
     cuts: frozenset[int]
+    start: int | None = None
 
 
 def _wordy(ch: str) -> bool:
@@ -153,7 +155,7 @@ def copy_source(text: str, tokenize: Callable[[str], list[int]], text_of: Callab
                 tokens += [GAP, *part]
     said = set(tokenize(" " + " ".join(asked.split()))) if asked.strip() else set()
     empty = {token for token in tokens if token != GAP and not text_of([token]).strip()}
-    return Source(tokens, frozenset(said | empty), frozenset(cuts))
+    return Source(tokens, frozenset(said | empty), frozenset(cuts), 0 if from_start else None)
 
 
 def _spaced(rest: str) -> bool:

@@ -64,11 +64,15 @@ def looped(text: str) -> bool:
 COPIED_WORDS = 8  # a reply of more words found word for word in the knowledge copies it rather than answering
 
 
+def stands_in(text: str, knowledge: str) -> bool:
+    """Whether ``text`` has words and stands word for word in ``knowledge`` (white space and case aside)."""
+    return bool(text.split()) and one_line(text).lower() in one_line(knowledge).lower()
+
+
 def copied(reply: str, knowledge: str) -> bool:
     """Whether ``reply`` is more than :data:`COPIED_WORDS` words standing word for word in ``knowledge``
     (white space and case aside): a stretch of the knowledge copied out, not a span that answers."""
-    words = reply.split()
-    return len(words) > COPIED_WORDS and " ".join(words).lower() in " ".join(knowledge.split()).lower()
+    return len(reply.split()) > COPIED_WORDS and stands_in(reply, knowledge)
 
 
 # an aside closing an answer: a bracketed group after white space, a stop after it at most

@@ -143,7 +143,7 @@ class LoadedModel:
                                                     sampling.max_tokens),
                          source.tokens, self.ends(tuple(sampling.stop) or ("\n",)), source.blank,
                          fits=within(sampling.words, text_of), cuts=source.cuts,
-                         start=0 if sampling.from_start else None)
+                         start=source.start)
         return text_of(span)
 
     def serve(self, requests: list[Request]) -> None:

@@ -13,7 +13,7 @@ from langchain_core.language_models import BaseLanguageModel
 from kcard_core import defaults
 from kcard_core.readers import Ask, Reader
 from kcard_core.text import (COPIED_WORDS, answering_part, copied, looped, named_option, one_line, repeats,
-                             split_options, unlabelled, without_options, words_of)
+                             split_options, stands_in, unlabelled, without_options, words_of)
 from kcard_core.trace import Trace, Turn
 from kcard_selectors import answer_types
 
@@ -144,9 +144,9 @@ class RulesReader(Reader):
             part = unlabelled(answering_part(span, question), question, headings) if span else part
         if len(part.split()) > 1 and self.copies:
             shorter = yield self.ending(prompt, part)
-            in_heading = [any(text in heading for heading in headings) for text in (shorter, part)]
-            said = bool(shorter) and one_line(shorter).lower() in one_line(knowledge).lower()
-            if said and shorter != part and in_heading[0] <= in_heading[1] and not repeats(shorter, question):
+            beyond_heading = any(shorter in h for h in headings) and not any(part in h for h in headings)
+            if (shorter != part and stands_in(shorter, knowledge) and not beyond_heading
+                    and not repeats(shorter, question)):
                 trace.turns.append(Turn("the answer ends where the base LLM finds a whole answer likeliest", part,
                                         details={"ended": shorter}))
                 part = shorter

@@ -191,7 +191,7 @@ class LoadedModel:
             span = copy_span(first.logits[0, -1].float().cpu().numpy(), decode, source.tokens,
                              self.ends(tuple(sampling.stop) or ("\n",)), source.blank,
                              fits=within(sampling.words, self.tokenizer.decode), cuts=source.cuts,
-                             start=0 if sampling.from_start else None)
+                             start=source.start)
         return self.tokenizer.decode(span, skip_special_tokens=True)
 
     def generate_together(self, requests: list[Request]) -> list[list[str]]:
