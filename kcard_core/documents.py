@@ -622,33 +622,45 @@ def hanging_terms(lines: list[str]) -> dict[int, int]:
     return found
 
 
+def column_starts(paragraph: list[str]) -> list[int]:
+    """Where the columns of ``paragraph`` start: 0, then after each gutter (two columns or more blank
+    in every line) with text on both sides in every line; where there is one, after each gutter too
+    after which the first line goes on and others end (a column that some rows leave empty)."""
+    width = max(map(len, paragraph))
+    blank = "".join(" " if all(p >= len(line) or line[p] == " " for line in paragraph) else "x" for p in range(width))
+    gaps = [gap for gap in re.finditer(r" {2,}", blank) if gap.end() < width
+            and all(line[:gap.start()].strip() for line in paragraph)]
+    after = {gap.end(): [bool(line[gap.end():].strip()) for line in paragraph] for gap in gaps}
+    if not any(all(goes_on) for goes_on in after.values()):
+        return [0]
+    return [0, *(end for end, goes_on in after.items() if goes_on[0])]
+
+
 def table_rows(lines: list[str]) -> dict[int, str]:
     """The lines of tables laid out in columns, by index: each row as :func:`table_row` reads it, its
-    header row (the first, when a rule is under it or it alone holds no digit) and rule as "". A
-    table is a paragraph (lines between blank ones, less a title indented less than all after it) of
-    three lines or more with a gutter: two columns or more blank in every line, with text on both
-    sides in every line."""
+    header row (the first, when a rule is under it, it is set left of all the rows, or it alone holds
+    no digit) and rule as "". A table is a paragraph (lines between blank ones, less a title indented
+    less than all after it that the columns do not run through) of three lines or more with a gutter
+    (:func:`column_starts`)."""
     rows: dict[int, str] = {}
     start = 0
     for end in range(len(lines) + 1):
         if end < len(lines) and lines[end].strip():
             continue
-        while end - start > 3 and indent(lines[start]) < min(map(indent, lines[start + 1:end])):
-            start += 1  # a heading over the table
+        while (end - start > 3 and indent(lines[start]) < min(map(indent, lines[start + 1:end]))
+               and len(column_starts(lines[start:end])) < max(2, len(column_starts(lines[start + 1:end])))):
+            start += 1  # a heading over the table, not its header row (whose columns hold the table's)
         paragraph, first, start = lines[start:end], start, end + 1
         if len(paragraph) < 3:
             continue
-        width = max(map(len, paragraph))
-        blank = "".join(" " if all(p >= len(line) or line[p] == " " for line in paragraph) else "x"
-                        for p in range(width))
-        bounds = [0, *(gap.end() for gap in re.finditer(r" {2,}", blank) if gap.end() < width
-                       and all(line[:gap.start()].strip() and line[gap.end():].strip() for line in paragraph))]
+        bounds = column_starts(paragraph)
         if len(bounds) < 2:
             continue
         cells = [[line[a:b].strip() for a, b in zip(bounds, [*bounds[1:], len(line)])] for line in paragraph]
         numbers = [any(ch.isdigit() for cell in row for ch in cell) for row in cells]
         ruled = all(RULE.fullmatch(cell) for cell in cells[1])  # "Command  Old Result" over "-------  ----------"
-        header = cells[0] if ruled or not numbers[0] and any(numbers) else []
+        outdented = indent(paragraph[0]) < min(map(indent, paragraph[1:]))  # labels over aligned cells
+        header = cells[0] if ruled or outdented or not numbers[0] and any(numbers) else []
         for k, row in enumerate(cells):
             rows[first + k] = "" if k < bool(header) + ruled else table_row(header, row)
     return rows

@@ -210,6 +210,14 @@ def test_a_real_news_file_puts_each_change_under_its_release():
      [(("VERSIONS",), "v1.2; 15 Mar 89; A. Person. v2.0; 9 Sep 89; A. Person. v5.4; 28 Nov 98; The Group."),
       (("PRESETS",), "Preset: -0; Memory: 3 MiB. Preset: -9; Memory: 674 MiB."),
       (("CALLS",), "Command: $(suffix a.b); Result: b.")]),
+    # a header row set left of its right-aligned cells heads them, digits and all; a column may be empty in
+    # some rows; a line over a table that the columns do not run through heads it
+    ("LEVELS\n       Level    xz      Utils 4.32\n         -0     3 MiB      N/A\n         -1     9 MiB\n"
+     "         -9   674 MiB  311 MiB\n\nSIZES\n    Sizes in use today:\n      small    1 KiB\n      medium   8 KiB\n"
+     "      large   64 KiB\n",
+     [(("LEVELS",), "Level: -0; xz: 3 MiB; Utils 4.32: N/A. Level: -1; xz: 9 MiB. "
+                    "Level: -9; xz: 674 MiB; Utils 4.32: 311 MiB."),
+      (("SIZES", "Sizes in use today:"), "small; 1 KiB. medium; 8 KiB. large; 64 KiB.")]),
     # a GNU ChangeLog: a date and author line over a second author at the first's column is a title, no term
     ("2021-04-28  A Person  <a@b.org>\n            B Person  <b@c.org>\n\n\t* frob.c (main): Fix a leak.\n",
      [(("2021-04-28 A Person <a@b.org>",), "B Person <b@c.org> frob.c (main): Fix a leak.")]),

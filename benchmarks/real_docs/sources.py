@@ -84,7 +84,8 @@ def content(source: str) -> bytes:
         return message.get_payload().encode()
     device = {"man-text": ["-Tutf8", "-P", "-cbou"], "man-pdf": ["-Tpdf"]}[how]
     page = gzip.decompress(Path(where).read_bytes())
-    return subprocess.run(["groff", "-man", *device], input=page, capture_output=True, check=True).stdout
+    # tables through tbl (-t), as man(1) renders a page that asks for it
+    return subprocess.run(["groff", "-t", "-man", *device], input=page, capture_output=True, check=True).stdout
 
 
 def extract(name: str, folder: Path) -> Path:
