@@ -30,16 +30,14 @@ def log_softmax(logits: np.ndarray) -> np.ndarray:
 class CopyMask:
     """One continuation's mask, called at each step with the tokens written so far and the next
     token's logits; returns the logits with every token masked out but ``first`` at the first step
-    (None: any token of ``source``), then but the tokens that continue a span of ``source`` (one that
-    begins at ``start``; None: anywhere) the written tokens copy, and ``ends`` (only ``ends`` once the
-    written tokens no longer ``fit``: no longer span can). Records each written token's log-probability
+    (None: any token of ``source``), then but the tokens that continue a span of ``source`` the
+    written tokens copy, and ``ends`` (only ``ends`` once the written tokens no longer ``fit``: no
+    longer span can). Records each written token's log-probability
     and that of ending after each prefix, unmasked."""
 
     def __init__(self, source: list[int], ends: list[int], first: int | None = None,
-                 fits: Callable[[list[int]], bool] = lambda tokens: True, cuts: frozenset[int] | None = None,
-                 start: int | None = None):
+                 fits: Callable[[list[int]], bool] = lambda tokens: True, cuts: frozenset[int] | None = None):
         self.source, self.ends, self.first, self.fits, self.cuts = source, sorted(set(ends)), first, fits, cuts
-        self.start = start  # where in source the span starts (None: anywhere)
         self.at: list[int] = []  # where in source the tokens written so far may start
         self.where: list[list[int]] = []  # ``at`` after each prefix (1, 2, … tokens)
         self.written: list[int] = []
@@ -51,8 +49,7 @@ class CopyMask:
         if written:
             token, k = written[-1], len(written) - 1
             self.chosen.append(float(self.logprobs[token]))
-            starts = range(len(self.source)) if self.start is None else [self.start]
-            self.at = [j for j in (self.at if k else starts)
+            self.at = [j for j in (self.at if k else range(len(self.source)))
                        if j + k < len(self.source) and self.source[j + k] == token]
             self.where.append(self.at)
         self.written = list(written)
@@ -93,12 +90,10 @@ ALSO_WORDS = 12  # how many words from a word after a mark :func:`copy_source` t
 @dataclass(frozen=True)
 class Source:
     """A text as :func:`copy_span` copies from it: ``tokens`` (parts of the text, :data:`GAP` between
-    them), the tokens that say nothing new (``blank``), the positions between words (``cuts``) and
-    the one position a span starts at (``start``; None: any of ``cuts``)."""
+    them), the tokens that say nothing new (``blank``) and the positions between words (``cuts``)."""
     tokens: list[int]
     blank: frozenset[int]
     cuts: frozenset[int]
-    start: int | None = None
 
 
 def _wordy(ch: str) -> bool:
@@ -131,7 +126,7 @@ def _cuts(tokens: list[int], text_of: Callable[[list[int]], str]) -> tuple[str, 
 
 
 def copy_source(text: str, tokenize: Callable[[str], list[int]], text_of: Callable[[list[int]], str],
-                asked: str = "", from_start: bool = False) -> Source:
+                asked: str = "", narrow: bool = False) -> Source:
     """``text`` to copy answers from: its tokens as they follow a space (as an answer's first word does),
     then, for each word that starts after a mark ("(10 Jun 2016)", "urgency=high", "“Wolverine …”"),
     the next :data:`ALSO_WORDS` words from there tokenized again after a space, each part after a
@@ -139,13 +134,14 @@ def copy_source(text: str, tokenize: Callable[[str], list[int]], text_of: Callab
     number) and those of ``asked``, the question (a span made of its own words does not answer it).
     ``cuts``: where a span of whole words may start and end.
 
-    ``from_start``: the text is an answer to end early, so only its own tokens, with ``cuts`` where it
-    goes on with white space, after any marks (the ends of its white-space words, with or without the
-    marks that close them: "Johansson" and "Johansson," of "Johansson, in …", never "4" of "4.1.0")."""
+    ``narrow``: the text is an answer to narrow to a run of its own white-space words, so only its own
+    tokens, with ``cuts`` where it goes on with white space, after any marks (where its white-space
+    words start, and end with or without the marks that close them: "Johansson" and "Johansson," of
+    "Johansson, in …", never "4" of "4.1.0")."""
     first = tokenize(" " + " ".join(text.split()))
     whole, inner = _cuts(first, text_of)
     tokens, cuts = list(first), set(inner)
-    if from_start:
+    if narrow:
         cuts = {i for i, at in inner.items() if i == 0 or _spaced(whole[at:])}
     else:
         for at in sorted(inner.values()):
@@ -155,7 +151,7 @@ def copy_source(text: str, tokenize: Callable[[str], list[int]], text_of: Callab
                 tokens += [GAP, *part]
     said = set(tokenize(" " + " ".join(asked.split()))) if asked.strip() else set()
     empty = {token for token in tokens if token != GAP and not text_of([token]).strip()}
-    return Source(tokens, frozenset(said | empty), frozenset(cuts), 0 if from_start else None)
+    return Source(tokens, frozenset(said | empty), frozenset(cuts))
 
 
 def _spaced(rest: str) -> bool:
@@ -172,20 +168,19 @@ def within(words: int, text_of: Callable[[list[int]], str]) -> Callable[[list[in
 def copy_span(first_logits: np.ndarray, decode: Callable[[CopyMask], object], source: list[int],
               ends: list[int], blank: frozenset[int] = frozenset(), starts: int = STARTS,
               fits: Callable[[list[int]], bool] = lambda tokens: True,
-              cuts: frozenset[int] | None = None, start: int | None = None) -> list[int]:
+              cuts: frozenset[int] | None = None) -> list[int]:
     """The tokens of the span of ``source`` likeliest as a whole answer, among those that hold a token not
     in ``blank`` and that ``fits`` (e.g. :func:`within` a length); empty when there is none.
 
     ``first_logits``: the model's logits for the answer's first token; ``decode(mask)`` runs greedy
     decoding from the same prompt with ``mask`` applied at every step (until an end or the token limit).
-    ``cuts``: the positions of ``source`` a span may start and end at (None: any); ``start``: the one
-    position a span starts at (None: any of ``cuts``), as for an answer ended early."""
+    ``cuts``: the positions of ``source`` a span may start and end at (None: any)."""
     first = log_softmax(first_logits)
     best: tuple[float, list[int]] = (-np.inf, [])
-    at = [start] if start is not None else range(len(source)) if cuts is None else cuts
+    at = range(len(source)) if cuts is None else cuts
     firsts = {source[j] for j in at if j < len(source)} - {GAP}
     for token in sorted(firsts, key=lambda t: -first[t])[:starts]:
-        mask = CopyMask(source, ends, token, fits, cuts, start)
+        mask = CopyMask(source, ends, token, fits, cuts)
         decode(mask)
         best = max([best, *mask.prefixes(blank)], key=lambda found: found[0])
     return best[1]

@@ -81,11 +81,12 @@ class Reader(ABC):
         :attr:`copies`)."""
         return Ask(prompt, {"copy": knowledge, "asked": question, "words": words})
 
-    def ending(self, prompt: Any, answer: str) -> Ask:
-        """The request for the prefix of ``answer`` (whole words) likeliest as the whole answer, its
-        tokens and then an end: where greedy decoding would have ended the answer had it weighed
-        every ending at once (only where the reader :attr:`copies`)."""
-        return Ask(prompt, {"copy": answer, "from_start": True})
+    def narrowing(self, prompt: Any, question: str, answer: str) -> Ask:
+        """The request for the run of ``answer``'s whole words likeliest as the whole answer, its tokens
+        and then an end, made of more than the question's own tokens: where greedy decoding would have
+        started and ended the answer had it weighed every span at once (only where the reader
+        :attr:`copies`)."""
+        return Ask(prompt, {"copy": answer, "narrow": True, "asked": question})
 
     def prompt(self, question: str, trace: Trace) -> Any:
         """What the base LLM reads: the chain's prompt (``trace.prompt``) for a completion model; for a

@@ -25,5 +25,5 @@ class Sampling:
     words: int = field(default=0, repr=False)
     # the question: a span made only of its tokens (and white space) says nothing new, so is no answer
     asked: str = field(default="", repr=False)
-    # ``copy`` is an answer that may end early: the span is one of its prefixes (whole words)
-    from_start: bool = field(default=False, repr=False)
+    # ``copy`` is an answer to narrow: the span is a run of its whole white-space words
+    narrow: bool = field(default=False, repr=False)

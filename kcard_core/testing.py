@@ -87,10 +87,10 @@ class BackendTests:
         short = backend.generate(model, f"{text}\nQ: Repeat the sentence.\nA:", n=1,
                                  sampling=replace(sampling, words=2))[0].strip()
         assert short and short in text and len(short.split()) <= 2
-        answer = "Pier 4 at 07:15 every weekday"  # an answer that may end early: one of its prefixes comes back
-        ended = backend.generate(model, f"{text}\nQ: Where does the ferry to Osk leave from?\nA:", n=1,
-                                 sampling=replace(sampling, copy=answer, from_start=True))[0].strip()
-        assert ended and f"{answer} ".startswith(f"{ended} ")
+        answer = "Pier 4 at 07:15 every weekday"  # an answer to narrow: a run of its whole words comes back
+        narrowed = backend.generate(model, f"{text}\nQ: Where does the ferry to Osk leave from?\nA:", n=1,
+                                    sampling=replace(sampling, copy=answer, narrow=True))[0].strip()
+        assert narrowed and f" {narrowed} " in f" {answer} "
 
     def test_language_model_invoke_stream_batch(self, backend, model):
         llm = backend.language_model(model, Sampling(max_tokens=12, temperature=0.0))

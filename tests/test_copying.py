@@ -175,28 +175,25 @@ def test_words_are_found_where_a_tokenizer_drops_a_leading_space():
     assert copy_source("Evgeny Veresh wrote it", vocabulary.tokenize, text_of).cuts == spaced.cuts
 
 
-def test_an_answer_ends_early_only_between_white_space_words():
+def test_an_answer_narrows_only_between_white_space_words():
     vocabulary = Pieces(" 1", ".", "9", ",", " in", " 2020")
-    source = copy_source("1.9, in 2020.", vocabulary.tokenize, vocabulary.text_of, from_start=True)
+    source = copy_source("1.9, in 2020.", vocabulary.tokenize, vocabulary.text_of, narrow=True)
     assert GAP not in source.tokens  # the answer alone, not its words again after each mark
     ends = sorted(vocabulary.text_of(source.tokens[:cut]) for cut in source.cuts if cut)
     # never inside "1.9"; before the marks that close a word, and after them
     assert ends == [" 1.9", " 1.9,", " 1.9, in", " 1.9, in 2020", " 1.9, in 2020."]
+    starts = [vocabulary.text_of(source.tokens[cut:]) for cut in sorted(source.cuts) if cut < len(source.tokens)]
+    assert " in 2020." in starts and " 2020." in starts and ".9, in 2020." not in starts
 
 
-def test_an_answer_ended_early_is_its_prefix_likeliest_as_a_whole_answer():
-    one, dash, year, other = 5, 6, 7, 8  # " 1.1.1", " -", " 2025", and " 1.1.1" elsewhere in the text
-
-    def text_of(tokens: list[int]) -> str:
-        return "".join({one: " 1.1.1", dash: " -", year: " 2025"}[token] for token in tokens)
-
+def test_a_narrowed_answer_is_its_run_of_words_likeliest_as_a_whole_answer():
+    one, dash, year = 5, 6, 7  # " 1.1.1", " -", " 2025"
     # greedy would go on past "1.1.1" (" -" is likelier than an end), but "1.1.1" and then an end is
     # likelier than the whole answer and then an end
     model = Table({(): {one: 3.0}, (one,): {dash: 2.0, END: 1.5}, (one, dash): {year: 3.0, END: -1.0},
                    (one, dash, year): {END: 0.5, 9: 1.0}})
     source = [one, dash, year]
-    assert copy_span(model.logits([]), model.decode, source, [END], start=0) == [one]
-    # from any start, the span may begin elsewhere; from the answer's start, it never does
-    model.table[()], model.table[(year,)] = {year: 4.0, one: 3.0}, {END: 5.0}  # "2025" alone would win
-    assert copy_span(model.logits([]), model.decode, source, [END], start=0) == [one]
-    assert copy_span(model.logits([]), model.decode, [other, *source], [END], start=1) == [one]
+    assert copy_span(model.logits([]), model.decode, source, [END]) == [one]
+    # a run may start after the answer's start where it is likelier as a whole answer
+    model.table[()], model.table[(year,)] = {year: 4.0, one: 3.0}, {END: 5.0}
+    assert copy_span(model.logits([]), model.decode, source, [END]) == [year]

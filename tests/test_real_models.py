@@ -178,13 +178,14 @@ def test_the_reader_asked_again_answers_with_the_type_the_question_asks_for(tmp_
     assert results[defaults.TYPE_BIAS]["trace"].to_dict()["turns"][-1]["spans"] == [span]
 
 
-def test_an_answer_that_runs_on_ends_where_a_whole_answer_is_likeliest(tmp_path):
+def test_an_answer_that_runs_on_narrows_to_its_run_of_words_likeliest_as_a_whole_answer(tmp_path):
     result = reads(tmp_path, "The canal was dug to carry coal from the pits at Hendle Moor to Brisholt.",
                    "What cargo was the canal dug to carry?")
-    ended = [turn for turn in result["trace"].turns if turn.question.startswith("the answer ends")]
+    narrowed = [turn for turn in result["trace"].turns if turn.question.startswith("the answer narrows")]
     # Gemma 3 270M writes on past the cargo ("coal from Brisholt to Hendle Moor"); "coal" and then an end
-    # is likelier than that whole reply and then an end
-    assert ended and ended[0].reply.startswith("coal ") and len(ended[0].reply.split()) > 1, result["trace"].turns
+    # is likelier than that whole reply, or any other run of its words, and then an end
+    assert narrowed and narrowed[0].reply.startswith("coal ") and len(narrowed[0].reply.split()) > 1, \
+        result["trace"].turns
     assert result["answer"] == "coal"
 
 

@@ -130,7 +130,7 @@ class LoadedModel:
             return llama.detokenize(tokens).decode("utf-8", "replace")
 
         source = copy_source(sampling.copy, lambda text: llama.tokenize(text.encode("utf-8"), add_bos=False),
-                             text_of, sampling.asked, sampling.from_start)
+                             text_of, sampling.asked, sampling.narrow)
         first: list[np.ndarray] = []
 
         def run(mask: Callable[[Any, Any], Any], max_tokens: int) -> None:
@@ -142,8 +142,7 @@ class LoadedModel:
         span = copy_span(first[0], lambda mask: run(lambda ids, logits: mask(ids[start:].tolist(), logits),
                                                     sampling.max_tokens),
                          source.tokens, self.ends(tuple(sampling.stop) or ("\n",)), source.blank,
-                         fits=within(sampling.words, text_of), cuts=source.cuts,
-                         start=source.start)
+                         fits=within(sampling.words, text_of), cuts=source.cuts)
         return text_of(span)
 
     def serve(self, requests: list[Request]) -> None:

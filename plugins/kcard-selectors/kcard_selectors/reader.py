@@ -56,11 +56,13 @@ class RulesReader(Reader):
     7. An answer that still only repeats the question (:func:`~kcard_core.text.repeats`: "14.0" for
        "Which option did 14.0 add?") gives way to the knowledge's likeliest span that says more, as
        in step 5.
-    8. An answer of more than one word ends early where the base LLM finds its prefix likelier as a
-       whole answer (its tokens, then an end) than the whole (:meth:`~kcard_core.readers.Reader.ending`),
-       where the knowledge says that prefix ("4.1.0" of "4.1.0 to 4.2.0." says what no passage
-       does), unless it only repeats the question or stands in a heading path the answer goes beyond
-       ("python-dotenv" of "python-dotenv › Command-line Interface: $ pip install …").
+    8. An answer of more than one word narrows to the run of its whole words that the base LLM finds
+       likeliest as a whole answer (its tokens, then an end; :meth:`~kcard_core.readers.Reader.narrowing`):
+       "1.1.1" of "1.1.1 - 2025-06-24", "<bug-patch@gnu.org>" of "Please report bugs via email to
+       <bug-patch@gnu.org>". It stays whole where the knowledge does not say that run ("4.1.0" of
+       "4.1.0 to 4.2.0." says what no passage does), where the run only repeats the question, or
+       where it stands in a heading path the answer goes beyond ("python-dotenv" of "python-dotenv ›
+       Command-line Interface: $ pip install …").
 
     As any reply may still change, none is shown as it comes: a stream gets the answer whole.
     """
@@ -143,11 +145,11 @@ class RulesReader(Reader):
                                     "whole answer instead", part, details={"span": span}))
             part = unlabelled(answering_part(span, question), question, headings) if span else part
         if len(part.split()) > 1 and self.copies:
-            shorter = yield self.ending(prompt, part)
+            shorter = yield self.narrowing(prompt, question, part)
             beyond_heading = any(shorter in h for h in headings) and not any(part in h for h in headings)
             if (shorter != part and stands_in(shorter, knowledge) and not beyond_heading
                     and not repeats(shorter, question)):
-                trace.turns.append(Turn("the answer ends where the base LLM finds a whole answer likeliest", part,
-                                        details={"ended": shorter}))
+                trace.turns.append(Turn("the answer narrows to its part the base LLM finds likeliest as a whole "
+                                        "answer", part, details={"narrowed": shorter}))
                 part = shorter
         return part

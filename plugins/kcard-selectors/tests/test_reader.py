@@ -33,20 +33,20 @@ def test_the_rules_reader_matches_a_chat_models_open_answer_to_an_option():
 
 class Copying:
     """A stand-in backend whose model copies: ``reply`` when asked to write, ``span`` when asked to copy,
-    ``ending`` (None: the answer whole) when asked where an answer ends."""
+    ``narrowed`` (None: the answer whole) when asked to narrow an answer."""
 
     name, copies = "stand-in", True
 
-    def __init__(self, reply: str, span: str, ending: str | None = None):
+    def __init__(self, reply: str, span: str, narrowed: str | None = None):
         self.reply, self.span, self.sources = reply, span, []  # sources: what each copy request copied from
         self.words = []  # the most words each copy request allowed
         self.asked = 0  # requests to write
-        self.ending, self.ended = ending, []  # ended: each answer asked where it ends
+        self.narrowed, self.narrowing = narrowed, []  # narrowing: each answer asked to narrow, and the question
 
     def generate(self, model, prompt, *, n, sampling, chat=False):
-        if sampling.from_start:
-            self.ended.append(sampling.copy)
-            return [self.ending or sampling.copy] * n
+        if sampling.narrow:
+            self.narrowing.append((sampling.copy, sampling.asked))
+            return [self.narrowed or sampling.copy] * n
         if sampling.copy:
             self.sources.append(sampling.copy)
             self.words.append(sampling.words)
@@ -145,23 +145,24 @@ def test_a_typed_answer_is_asked_again_only_of_prose(headed, asked_again):
     assert any("asked again" in turn.question for turn in trace.turns) == asked_again
 
 
-@pytest.mark.parametrize("reply, ending, answer", [
+@pytest.mark.parametrize("reply, narrowed, answer", [
     ("the Sabre, crossed by four bridges", "the Sabre", "the Sabre"),  # a whole answer likelier ended early
-    ("the Sabre, crossed by four bridges", "the Sabre, crossed by four bridges", None),  # or not
-    ("Kelderwick river, the Sabre", "Kelderwick river", None),  # a prefix that only repeats the question
-    ("Sabre River, with four bridges", "Sabre River", None),  # a prefix the knowledge does not say
+    ("is the Sabre, crossed", "the Sabre", "the Sabre"),  # or started late
+    ("the Sabre, crossed by four bridges", "the Sabre, crossed by four bridges", None),  # or whole
+    ("Kelderwick river, the Sabre", "Kelderwick river", None),  # a part that only repeats the question
+    ("Sabre River, with four bridges", "Sabre River", None),  # a part the knowledge does not say
     ("Sabre", "", None),  # one word: never asked
 ])
-def test_an_answer_ends_where_the_base_llm_finds_a_whole_answer_likeliest(reply, ending, answer):
+def test_an_answer_narrows_to_its_part_the_base_llm_finds_likeliest(reply, narrowed, answer):
     from kcard_core.llm import BackendLLM
 
-    suite, backend = ReaderTests(), Copying(reply, span="", ending=ending)
+    suite, backend = ReaderTests(), Copying(reply, span="", narrowed=narrowed)
     trace = suite.trace()
     for _ in read(RulesReader(BackendLLM(model=None, backend=backend)), suite.question, trace, None):
         pass
-    assert backend.ended == ([reply] if " " in reply else [])
+    assert backend.narrowing == ([(reply, suite.question)] if " " in reply else [])
     assert trace.answer == (answer or reply)
-    assert any(turn.question.startswith("the answer ends") for turn in trace.turns) == bool(answer)
+    assert any(turn.question.startswith("the answer narrows") for turn in trace.turns) == bool(answer)
 
 
 def test_an_answer_beyond_a_heading_does_not_end_inside_it():
@@ -172,7 +173,7 @@ def test_an_answer_beyond_a_heading_does_not_end_inside_it():
     trace = Trace(mode="bottom-up", question=question, prompt=f"Question: {question}\nAnswer:")
     trace.documents["quillan-0"] = DocumentRecord("quillan", "Release 2.1 (May 2020): The Osk timetable was removed.",
                                                   used=True, sources=["NEWS › Release 2.1 (May 2020)"], headed=True)
-    backend = Copying("May 2020 and the Osk timetable", span="", ending="May 2020")
+    backend = Copying("May 2020 and the Osk timetable", span="", narrowed="May 2020")
     for _ in read(RulesReader(BackendLLM(model=None, backend=backend)), question, trace, None):
         pass
-    assert backend.ended and trace.answer == "May 2020 and the Osk timetable"
+    assert backend.narrowing and trace.answer == "May 2020 and the Osk timetable"
