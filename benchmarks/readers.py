@@ -174,7 +174,8 @@ eight words found word for word in the knowledge where the gold is a short span.
 When each row was read: the `own-card-lm` rows before the reading demonstrations of 2026-11-28;
 every other row on 2026-12-05, at that day's defaults: the `midtermqa` rows with the knowledge that
 day's knowledge_lift_heldout.py run stored, the real documents' as `real-docs.md` splits them
-(twenty-six documents, eighteen tuning and eight held out).
+(twenty-six documents, eighteen tuning and eight held out); the `rules` rows last, after that day's
+table change (xz's twenty prompts read its tables as tables since) and the narrowing step.
 How each reading change moved these prompts: docs/decisions.md.
 
 {lines}

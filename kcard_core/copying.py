@@ -32,8 +32,8 @@ class CopyMask:
     token's logits; returns the logits with every token masked out but ``first`` at the first step
     (None: any token of ``source``), then but the tokens that continue a span of ``source`` the
     written tokens copy, and ``ends`` (only ``ends`` once the written tokens no longer ``fit``: no
-    longer span can). Records each written token's log-probability
-    and that of ending after each prefix, unmasked."""
+    longer span can). Records each written token's log-probability and that of ending after each
+    prefix, unmasked."""
 
     def __init__(self, source: list[int], ends: list[int], first: int | None = None,
                  fits: Callable[[list[int]], bool] = lambda tokens: True, cuts: frozenset[int] | None = None):
