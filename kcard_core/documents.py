@@ -622,6 +622,11 @@ def hanging_terms(lines: list[str]) -> dict[int, int]:
     return found
 
 
+def set_left(paragraph: list[str]) -> bool:
+    """Whether the first line of ``paragraph`` starts left of all the others."""
+    return indent(paragraph[0]) < min(map(indent, paragraph[1:]))
+
+
 def column_starts(paragraph: list[str]) -> list[int]:
     """Where the columns of ``paragraph`` start: 0, then after each gutter (two columns or more blank
     in every line) with text on both sides in every line; where there is one, after each gutter too
@@ -647,7 +652,7 @@ def table_rows(lines: list[str]) -> dict[int, str]:
     for end in range(len(lines) + 1):
         if end < len(lines) and lines[end].strip():
             continue
-        while (end - start > 3 and indent(lines[start]) < min(map(indent, lines[start + 1:end]))
+        while (end - start > 3 and set_left(lines[start:end])
                and len(column_starts(lines[start:end])) < max(2, len(column_starts(lines[start + 1:end])))):
             start += 1  # a heading over the table, not its header row (whose columns hold the table's)
         paragraph, first, start = lines[start:end], start, end + 1
@@ -659,8 +664,7 @@ def table_rows(lines: list[str]) -> dict[int, str]:
         cells = [[line[a:b].strip() for a, b in zip(bounds, [*bounds[1:], len(line)])] for line in paragraph]
         numbers = [any(ch.isdigit() for cell in row for ch in cell) for row in cells]
         ruled = all(RULE.fullmatch(cell) for cell in cells[1])  # "Command  Old Result" over "-------  ----------"
-        outdented = indent(paragraph[0]) < min(map(indent, paragraph[1:]))  # labels over aligned cells
-        header = cells[0] if ruled or outdented or not numbers[0] and any(numbers) else []
+        header = cells[0] if ruled or set_left(paragraph) or not numbers[0] and any(numbers) else []
         for k, row in enumerate(cells):
             rows[first + k] = "" if k < bool(header) + ruled else table_row(header, row)
     return rows
