@@ -82,10 +82,10 @@ class Reader(ABC):
         return Ask(prompt, {"copy": knowledge, "asked": question, "words": words})
 
     def narrowing(self, prompt: Any, question: str, answer: str) -> Ask:
-        """The request for the run of ``answer``'s whole words likeliest as the whole answer, its tokens
-        and then an end, made of more than the question's own tokens: where greedy decoding would have
-        started and ended the answer had it weighed every span at once (only where the reader
-        :attr:`copies`)."""
+        """The request for the run of ``answer``'s whole words likeliest, its tokens and then an end, as
+        the reply to ``prompt``, made of more than the question's own tokens: where greedy decoding
+        would have started and ended that reply had it weighed every run at once (only where the
+        reader :attr:`copies`)."""
         return Ask(prompt, {"copy": answer, "narrow": True, "asked": question})
 
     def prompt(self, question: str, trace: Trace) -> Any:

@@ -608,6 +608,21 @@ def test_without_knowledge_the_reader_is_asked_the_question_alone():
     assert bottom_up_prompt("Who?", ["Ada."], []) == "Question: Who?\nKnowledge: Ada.\nQuestion: Who?\nAnswer:"
 
 
+def test_an_answer_to_narrow_follows_the_demonstrations_knowledge_as_long_answers_and_their_short_answers():
+    from kcard_core.chains.prompts import BOTTOM_UP_EXAMPLES, DOCUMENT_EXAMPLES, narrowing_prompt
+
+    prompt = narrowing_prompt("Which\nrelease?", "2.4.0 (May 2020):\nAdded X.")
+    blocks = prompt.split("\n\n")
+    assert blocks[-1] == "Question: Which release?\nLong answer: 2.4.0 (May 2020): Added X.\nShort answer:"
+    examples = [*BOTTOM_UP_EXAMPLES, *DOCUMENT_EXAMPLES]
+    assert len(blocks) == len(examples) + sum(len(example["answer"].split()) > 1 for example in examples) + 1
+    for example in examples:  # from its knowledge to its answer; an answer of several words kept whole
+        long_answers = [example["knowledge"], *[example["answer"]] * (" " in example["answer"])]
+        for long in long_answers:
+            assert (f"Question: {example['question']}\nLong answer: {long}\nShort answer: "
+                    f"{example['answer']}") in blocks
+
+
 def test_bottom_up_hides_the_options_wherever_its_prompt_asks_the_question(cards):
     llm = Recording(responses=["Dale Strong"], prompts=[])
     result = RulesBottomUp(llm, cards[:1], [], n1=1, examples=[]).invoke(QUESTION_WITH_OPTIONS)

@@ -94,6 +94,21 @@ def reading_examples(examples: list[dict], headed: bool) -> list[dict]:
     return examples
 
 
+def narrowing_prompt(question: str, answer: str) -> str:
+    """What the base LLM reads to narrow ``answer``, an answer to ``question`` that may say more than
+    it asks, to the part that answers: each default demonstration's knowledge as a long answer followed
+    by its own answer as the short one; then each of those answers of more than one word as its own
+    long answer, kept whole ("Bill Clinton" stays "Bill Clinton"); then ``answer`` as the long answer
+    and "Short answer:"."""
+    def block(question: str, long: str) -> str:
+        return f"Question: {one_line(question)}\nLong answer: {one_line(long)}\nShort answer:"
+
+    examples = reading_examples(BOTTOM_UP_EXAMPLES, headed=True)
+    demos = [*((ex["question"], ex["knowledge"], ex["answer"]) for ex in examples),
+             *((ex["question"], ex["answer"], ex["answer"]) for ex in examples if len(ex["answer"].split()) > 1)]
+    return "\n\n".join([*(f"{block(q, long)} {short}" for q, long, short in demos), block(question, answer)])
+
+
 def top_down_example(example: dict, explicit: bool) -> str:
     lines = [f"Question: {example['question']}"]
     if example.get("need"):

@@ -11,6 +11,7 @@ from typing import Any, Generator
 from langchain_core.language_models import BaseLanguageModel
 
 from kcard_core import defaults
+from kcard_core.chains.prompts import narrowing_prompt
 from kcard_core.readers import Ask, Reader
 from kcard_core.text import (COPIED_WORDS, answering_part, copied, looped, named_option, one_line, repeats,
                              split_options, stands_in, unlabelled, without_options, words_of)
@@ -57,8 +58,9 @@ class RulesReader(Reader):
        "Which option did 14.0 add?") gives way to the knowledge's likeliest span that says more, as
        in step 5.
     8. An answer of more than one word narrows to the run of its whole words that the base LLM finds
-       likeliest as a whole answer (its tokens, then an end; :meth:`~kcard_core.readers.Reader.narrowing`):
-       "1.1.1" of "1.1.1 - 2025-06-24", "<bug-patch@gnu.org>" of "Please report bugs via email to
+       likeliest as a whole short answer after it, shown as a long answer
+       (:func:`~kcard_core.chains.prompts.narrowing_prompt`; its tokens, then an end:
+       :meth:`~kcard_core.readers.Reader.narrowing`): "1.1.1" of "1.1.1 - 2025-06-24", "<bug-patch@gnu.org>" of "Please report bugs via email to
        <bug-patch@gnu.org>". It stays whole where the knowledge does not say that run ("4.1.0" of
        "4.1.0 to 4.2.0." says what no passage does), where the run only repeats the question, or
        where it stands in a heading path the answer goes beyond ("python-dotenv" of "python-dotenv ›
@@ -145,7 +147,7 @@ class RulesReader(Reader):
                                     "whole answer instead", part, details={"span": span}))
             part = unlabelled(answering_part(span, question), question, headings) if span else part
         if len(part.split()) > 1 and self.copies:
-            shorter = yield self.narrowing(prompt, question, part)
+            shorter = yield self.narrowing(narrowing_prompt(question, part), question, part)
             beyond_heading = any(shorter in h for h in headings) and not any(part in h for h in headings)
             if (shorter != part and stands_in(shorter, knowledge) and not beyond_heading
                     and not repeats(shorter, question)):

@@ -3,6 +3,7 @@
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
+from kcard_core.chains.prompts import narrowing_prompt
 from kcard_core.plugins import load_registry
 from kcard_core.readers import read
 from kcard_core.testing import ReaderTests
@@ -41,11 +42,11 @@ class Copying:
         self.reply, self.span, self.sources = reply, span, []  # sources: what each copy request copied from
         self.words = []  # the most words each copy request allowed
         self.asked = 0  # requests to write
-        self.narrowed, self.narrowing = narrowed, []  # narrowing: each answer asked to narrow, and the question
+        self.narrowed, self.narrowing = narrowed, []  # narrowing: each answer asked to narrow, the question, the prompt
 
     def generate(self, model, prompt, *, n, sampling, chat=False):
         if sampling.narrow:
-            self.narrowing.append((sampling.copy, sampling.asked))
+            self.narrowing.append((sampling.copy, sampling.asked, prompt))
             return [self.narrowed or sampling.copy] * n
         if sampling.copy:
             self.sources.append(sampling.copy)
@@ -160,7 +161,9 @@ def test_an_answer_narrows_to_its_part_the_base_llm_finds_likeliest(reply, narro
     trace = suite.trace()
     for _ in read(RulesReader(BackendLLM(model=None, backend=backend)), suite.question, trace, None):
         pass
-    assert backend.narrowing == ([(reply, suite.question)] if " " in reply else [])
+    # shown as a long answer, after the demonstrations' long and short answers
+    assert backend.narrowing == ([(reply, suite.question, narrowing_prompt(suite.question, reply))]
+                                 if " " in reply else [])
     assert trace.answer == (answer or reply)
     assert any(turn.question.startswith("the answer narrows") for turn in trace.turns) == bool(answer)
 
