@@ -10,7 +10,7 @@ import sys
 import threading
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -198,8 +198,11 @@ class Own:
     """A model the base LLM keeps to itself: its own instance of the file, so that its prompts' shared
     start (the in-context examples) stays in the KV cache from one question to the next even when a
     card runs the same file (Gemma 3 270M is both the default base LLM and the general card's model;
-    sharing one instance, every answer evaluated its ~400-token prompt again: 1.1 s instead of 0.2 s)."""
+    sharing one instance, every answer evaluated its ~400-token prompt again: 1.1 s instead of 0.2 s).
+    ``role``: the base LLM's requests to narrow an answer (``Sampling.narrow``) run on an instance of
+    their own, since their prompt starts with other examples than its answers' prompts."""
     model: Path | Adapted
+    role: str = "answers"
 
 
 _models: OrderedDict[tuple, LoadedModel] = OrderedDict()
@@ -216,7 +219,7 @@ def _close_all() -> None:
 
 def load(model: Path | Adapted | Own, n_ctx: int = N_CTX, n_threads: int | None = None) -> LoadedModel:
     """The model for (file, adapter, settings, owner), loaded on first use and reused afterwards."""
-    own, model = (True, model.model) if isinstance(model, Own) else (False, model)
+    own, model = (model.role, model.model) if isinstance(model, Own) else ("", model)
     path, adapter = (model.base, model.adapter) if isinstance(model, Adapted) else (model, None)
     key = (Path(path).resolve(), adapter and Path(adapter).resolve(), n_ctx, n_threads or os.cpu_count() or 1, own)
     with _models_lock:
@@ -247,7 +250,7 @@ class LlamaCppBackend(Backend):
     def generate(self, model: Path, prompt: str, *, n: int, sampling: Sampling, chat: bool = False) -> list[str]:
         """The ``n`` samples decode as parallel sequences, together with whatever other threads ask of
         the same model meanwhile (:mod:`kcard_llama_cpp.batched`)."""
-        loaded = load(model)
+        loaded = load(replace(model, role="narrowing") if sampling.narrow and isinstance(model, Own) else model)
         request = Request(prompt, n, sampling, chat, logit_bias=loaded.logit_bias(sampling))
         return loaded.gather.submit(request, lambda requests: computed(loaded.serve, requests))
 

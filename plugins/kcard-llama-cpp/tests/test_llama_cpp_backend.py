@@ -56,6 +56,20 @@ def test_language_model_is_a_langchain_runnable_that_streams(smollm):
     assert llm.batch(["The sky is", "Grass is"], config={"max_concurrency": 2}) != ["", ""]
 
 
+def test_the_base_llm_narrows_answers_on_an_instance_of_its_own(smollm):
+    """Two prompts that start differently, each keeping its start in a KV cache of its own."""
+    llm = LlamaCppBackend().language_model(smollm, Sampling(max_tokens=8, temperature=0.0))
+    llm.invoke("Q: Who wrote Emma?\nA:", stop=["\n"])
+    answers = llama_backend.load(llm.model)
+    prompt_tokens = list(answers.llama.input_ids[:answers.llama.n_tokens])
+    narrowed = llm.invoke("Long answer: Jane Austen wrote it.\nShort answer:", stop=["\n"],
+                          copy="Jane Austen wrote it.", narrow=True)
+    narrowing = llama_backend.load(llama_backend.Own(llm.model.model, role="narrowing"))
+    assert narrowing is not answers and narrowing.llama.n_tokens > 0
+    assert list(answers.llama.input_ids[:answers.llama.n_tokens]) == prompt_tokens  # its prompt still cached
+    assert f" {narrowed.strip()} " in " Jane Austen wrote it. "
+
+
 def test_gemma_base_model_completes_text():
     path = resolve_model("gemma-3-270m")[1]
     text = LlamaCppBackend().generate(path, "Pride and Prejudice is a novel by", n=1,
