@@ -186,6 +186,13 @@ class LoadedModel:
                 texts.append(out["choices"][0]["text"])
         request.texts = texts
 
+    def held(self, tokens: list[int]) -> int:
+        """How many of ``tokens``, from the first, the KV cache already holds."""
+        cached = self.llama.input_ids[:self.llama.n_tokens]
+        n = min(len(cached), len(tokens))
+        differ = [i for i in range(n) if cached[i] != tokens[i]]
+        return differ[0] if differ else n
+
     @property
     def decoder(self) -> BatchDecoder:
         if self._decoder is None:
@@ -199,10 +206,12 @@ class Own:
     start (the in-context examples) stays in the KV cache from one question to the next even when a
     card runs the same file (Gemma 3 270M is both the default base LLM and the general card's model;
     sharing one instance, every answer evaluated its ~400-token prompt again: 1.1 s instead of 0.2 s).
-    ``role``: the base LLM's requests to narrow an answer (``Sampling.narrow``) run on an instance of
-    their own, since their prompt starts with other examples than its answers' prompts."""
+    ``slot``: which of its instances (:meth:`LlamaCppBackend.instance`)."""
     model: Path | Adapted
-    role: str = "answers"
+    slot: int = 0
+
+
+OWN_INSTANCES = 2  # the base LLM's instances: prompts of two starts (answers, narrowing) each stay cached
 
 
 _models: OrderedDict[tuple, LoadedModel] = OrderedDict()
@@ -217,11 +226,15 @@ def _close_all() -> None:
     _models.clear()
 
 
+def _key(model: Path | Adapted | Own, n_ctx: int = N_CTX, n_threads: int | None = None) -> tuple:
+    own, model = (model.slot, model.model) if isinstance(model, Own) else (None, model)
+    path, adapter = (model.base, model.adapter) if isinstance(model, Adapted) else (model, None)
+    return Path(path).resolve(), adapter and Path(adapter).resolve(), n_ctx, n_threads or os.cpu_count() or 1, own
+
+
 def load(model: Path | Adapted | Own, n_ctx: int = N_CTX, n_threads: int | None = None) -> LoadedModel:
     """The model for (file, adapter, settings, owner), loaded on first use and reused afterwards."""
-    own, model = (model.role, model.model) if isinstance(model, Own) else ("", model)
-    path, adapter = (model.base, model.adapter) if isinstance(model, Adapted) else (model, None)
-    key = (Path(path).resolve(), adapter and Path(adapter).resolve(), n_ctx, n_threads or os.cpu_count() or 1, own)
+    key = _key(model, n_ctx, n_threads)
     with _models_lock:
         if key not in _models:
             while len(_models) >= MAX_MODELS:
@@ -250,15 +263,34 @@ class LlamaCppBackend(Backend):
     def generate(self, model: Path, prompt: str, *, n: int, sampling: Sampling, chat: bool = False) -> list[str]:
         """The ``n`` samples decode as parallel sequences, together with whatever other threads ask of
         the same model meanwhile (:mod:`kcard_llama_cpp.batched`)."""
-        loaded = load(replace(model, role="narrowing") if sampling.narrow and isinstance(model, Own) else model)
+        loaded = self.instance(model, prompt)
         request = Request(prompt, n, sampling, chat, logit_bias=loaded.logit_bias(sampling))
         return loaded.gather.submit(request, lambda requests: computed(loaded.serve, requests))
+
+    @staticmethod
+    def instance(model: Path | Adapted | Own, prompt: str) -> LoadedModel:
+        """The loaded model to run ``prompt`` on. For the base LLM's (:class:`Own`), of its instances
+        (:data:`OWN_INSTANCES` at most), the one whose KV cache holds the longest start of the prompt;
+        where none holds half of it, a new one while there is room, else the least recently used."""
+        if not isinstance(model, Own):
+            return load(model)
+        slots = [replace(model, slot=slot) for slot in range(OWN_INSTANCES)]
+        order = list(_models)  # least recently used first
+        loaded = sorted((slot for slot in slots if _key(slot) in order), key=lambda slot: order.index(_key(slot)))
+        if not loaded:
+            return load(slots[0])
+        tokens = _models[_key(loaded[0])].llama.tokenize(prompt.encode("utf-8"), special=True)
+        held = [_models[_key(slot)].held(tokens) for slot in loaded]
+        best = max(range(len(loaded)), key=held.__getitem__)  # of equals, the least recently used
+        if 2 * held[best] >= len(tokens):
+            return load(loaded[best])
+        return load(next((slot for slot in slots if slot not in loaded), loaded[0]))
 
     def stream(self, model: Path, prompt: str, sampling: Sampling) -> Iterator[str]:
         if sampling.copy:  # the span is chosen once every continuation is known
             yield from self.generate(model, prompt, n=1, sampling=sampling)
             return
-        loaded = load(model)
+        loaded = self.instance(model, prompt)
         with loaded.lock:
             chunks = loaded.llama.create_completion(prompt, stream=True, stopping_criteria=loaded.stop_at_bos,
                                                     **loaded.sampling_kwargs(sampling))

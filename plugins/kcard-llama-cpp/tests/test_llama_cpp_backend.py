@@ -56,18 +56,22 @@ def test_language_model_is_a_langchain_runnable_that_streams(smollm):
     assert llm.batch(["The sky is", "Grass is"], config={"max_concurrency": 2}) != ["", ""]
 
 
-def test_the_base_llm_narrows_answers_on_an_instance_of_its_own(smollm):
-    """Two prompts that start differently, each keeping its start in a KV cache of its own."""
+def test_the_base_llm_keeps_prompts_of_two_starts_each_in_an_instance_of_its_own(smollm):
+    """An answer's prompt and a narrowing's start with other demonstrations: each goes to the instance
+    whose KV cache holds its start, so neither evaluates its demonstrations again."""
     llm = LlamaCppBackend().language_model(smollm, Sampling(max_tokens=8, temperature=0.0))
-    llm.invoke("Q: Who wrote Emma?\nA:", stop=["\n"])
-    answers = llama_backend.load(llm.model)
-    prompt_tokens = list(answers.llama.input_ids[:answers.llama.n_tokens])
-    narrowed = llm.invoke("Long answer: Jane Austen wrote it.\nShort answer:", stop=["\n"],
-                          copy="Jane Austen wrote it.", narrow=True)
-    narrowing = llama_backend.load(llama_backend.Own(llm.model.model, role="narrowing"))
-    assert narrowing is not answers and narrowing.llama.n_tokens > 0
-    assert list(answers.llama.input_ids[:answers.llama.n_tokens]) == prompt_tokens  # its prompt still cached
-    assert f" {narrowed.strip()} " in " Jane Austen wrote it. "
+    answers, narrowing = "Q: Who wrote Persuasion?\nA: Jane Austen\n\nQ: {}\nA:", "Long answer: {}\nShort answer:"
+    for question, long in [("Who wrote Emma?", "Jane Austen wrote it."), ("Who wrote Dracula?", "Stoker, in 1897.")]:
+        llm.invoke(answers.format(question), stop=["\n"])
+        narrowed = llm.invoke(narrowing.format(long), stop=["\n"], copy=long, narrow=True)
+        assert f" {narrowed.strip()} " in f" {long} "
+    first, second = (llama_backend.load(llama_backend.Own(smollm, slot)) for slot in (0, 1))
+    assert first is not second
+    held = {instance.llama.detokenize(instance.llama.input_ids[:instance.llama.n_tokens].tolist()).decode()[:12]
+            for instance in (first, second)}
+    assert held == {" Q: Who wrot", " Long answer"} or held == {"Q: Who wrote", "Long answer:"}
+    assert LlamaCppBackend.instance(llm.model, answers.format("Who wrote Ivanhoe?")) is \
+        LlamaCppBackend.instance(llm.model, answers.format("Who wrote Emma?"))
 
 
 def test_gemma_base_model_completes_text():

@@ -58,13 +58,14 @@ class RulesReader(Reader):
        "Which option did 14.0 add?") gives way to the knowledge's likeliest span that says more, as
        in step 5.
     8. An answer of more than one word narrows to the run of its whole words that the base LLM finds
-       likeliest as a whole short answer after it, shown as a long answer
-       (:func:`~kcard_core.chains.prompts.narrowing_prompt`; its tokens, then an end:
-       :meth:`~kcard_core.readers.Reader.narrowing`): "1.1.1" of "1.1.1 - 2025-06-24", "<bug-patch@gnu.org>" of "Please report bugs via email to
-       <bug-patch@gnu.org>". It stays whole where the knowledge does not say that run ("4.1.0" of
-       "4.1.0 to 4.2.0." says what no passage does), where the run only repeats the question, or
-       where it stands in a heading path the answer goes beyond ("python-dotenv" of "python-dotenv ›
-       Command-line Interface: $ pip install …").
+       likeliest as a whole answer (its tokens, then an end; :meth:`~kcard_core.readers.Reader.narrowing`):
+       "1.1.1" of "1.1.1 - 2025-06-24", "<bug-patch@gnu.org>" of "Please report bugs via email to
+       <bug-patch@gnu.org>"; then, still of more than one word, to the run it finds likeliest as the
+       short answer after it shown as a long answer (:func:`~kcard_core.chains.prompts.narrowing_prompt`):
+       "14.2" of "14.2: Fix port switching when unplugging headphones.". Each time it stays whole
+       where the knowledge does not say that run ("4.1.0" of "4.1.0 to 4.2.0." says what no passage
+       does), where the run only repeats the question, or where it stands in a heading path the
+       answer goes beyond ("python-dotenv" of "python-dotenv › Command-line Interface: $ pip install …").
 
     As any reply may still change, none is shown as it comes: a stream gets the answer whole.
     """
@@ -146,12 +147,15 @@ class RulesReader(Reader):
             trace.turns.append(Turn("the answer only repeated the question: the knowledge's span likeliest as a "
                                     "whole answer instead", part, details={"span": span}))
             part = unlabelled(answering_part(span, question), question, headings) if span else part
-        if len(part.split()) > 1 and self.copies:
-            shorter = yield self.narrowing(narrowing_prompt(question, part), question, part)
+        for short in (False, True):  # the answer to the chain's prompt, then the short one of a long answer
+            if len(part.split()) < 2 or not self.copies:
+                break
+            shorter = yield self.narrowing(narrowing_prompt(question, part) if short else prompt, question, part)
             beyond_heading = any(shorter in h for h in headings) and not any(part in h for h in headings)
             if (shorter != part and stands_in(shorter, knowledge) and not beyond_heading
                     and not repeats(shorter, question)):
                 trace.turns.append(Turn("the answer narrows to its part the base LLM finds likeliest as a whole "
-                                        "answer", part, details={"narrowed": shorter}))
+                                        + ("short answer after it" if short else "answer"), part,
+                                        details={"narrowed": shorter}))
                 part = shorter
         return part

@@ -34,20 +34,23 @@ def test_the_rules_reader_matches_a_chat_models_open_answer_to_an_option():
 
 class Copying:
     """A stand-in backend whose model copies: ``reply`` when asked to write, ``span`` when asked to copy,
-    ``narrowed`` (None: the answer whole) when asked to narrow an answer."""
+    ``narrowed`` when asked to narrow an answer after the chain's prompt, ``shortened`` after a long
+    answer's (None: the answer whole)."""
 
     name, copies = "stand-in", True
 
-    def __init__(self, reply: str, span: str, narrowed: str | None = None):
+    def __init__(self, reply: str, span: str, narrowed: str | None = None, shortened: str | None = None):
         self.reply, self.span, self.sources = reply, span, []  # sources: what each copy request copied from
         self.words = []  # the most words each copy request allowed
         self.asked = 0  # requests to write
-        self.narrowed, self.narrowing = narrowed, []  # narrowing: each answer asked to narrow, the question, the prompt
+        self.narrowed, self.shortened = narrowed, shortened
+        self.narrowing = []  # each answer asked to narrow, the question, the prompt
 
     def generate(self, model, prompt, *, n, sampling, chat=False):
         if sampling.narrow:
             self.narrowing.append((sampling.copy, sampling.asked, prompt))
-            return [self.narrowed or sampling.copy] * n
+            short = prompt.endswith("Short answer:")
+            return [(self.shortened if short else self.narrowed) or sampling.copy] * n
         if sampling.copy:
             self.sources.append(sampling.copy)
             self.words.append(sampling.words)
@@ -146,26 +149,31 @@ def test_a_typed_answer_is_asked_again_only_of_prose(headed, asked_again):
     assert any("asked again" in turn.question for turn in trace.turns) == asked_again
 
 
-@pytest.mark.parametrize("reply, narrowed, answer", [
-    ("the Sabre, crossed by four bridges", "the Sabre", "the Sabre"),  # a whole answer likelier ended early
-    ("is the Sabre, crossed", "the Sabre", "the Sabre"),  # or started late
-    ("the Sabre, crossed by four bridges", "the Sabre, crossed by four bridges", None),  # or whole
-    ("Kelderwick river, the Sabre", "Kelderwick river", None),  # a part that only repeats the question
-    ("Sabre River, with four bridges", "Sabre River", None),  # a part the knowledge does not say
-    ("Sabre", "", None),  # one word: never asked
+@pytest.mark.parametrize("reply, narrowed, shortened, answer", [
+    ("the Sabre, crossed by four bridges", "the Sabre", None, "the Sabre"),  # a whole answer likelier ended early
+    ("is the Sabre, crossed", "the Sabre", None, "the Sabre"),  # or started late
+    ("the Sabre, crossed by four bridges", None, "Sabre", "Sabre"),  # or as the short answer after it
+    ("the Sabre, crossed by four bridges", "the Sabre", "Sabre", "Sabre"),  # narrowed twice
+    ("the Sabre, crossed by four bridges", None, None, None),  # or whole
+    ("Kelderwick river, the Sabre", "Kelderwick river", "Kelderwick", None),  # parts that only repeat the question
+    ("Sabre River, with four bridges", "Sabre River", None, None),  # a part the knowledge does not say
+    ("Sabre", "", "", None),  # one word: never asked
 ])
-def test_an_answer_narrows_to_its_part_the_base_llm_finds_likeliest(reply, narrowed, answer):
+def test_an_answer_narrows_to_its_part_the_base_llm_finds_likeliest(reply, narrowed, shortened, answer):
     from kcard_core.llm import BackendLLM
 
-    suite, backend = ReaderTests(), Copying(reply, span="", narrowed=narrowed)
+    suite, backend = ReaderTests(), Copying(reply, span="", narrowed=narrowed, shortened=shortened)
     trace = suite.trace()
     for _ in read(RulesReader(BackendLLM(model=None, backend=backend)), suite.question, trace, None):
         pass
-    # shown as a long answer, after the demonstrations' long and short answers
-    assert backend.narrowing == ([(reply, suite.question, narrowing_prompt(suite.question, reply))]
+    first = narrowed if narrowed == "the Sabre" else reply  # what the chain's prompt leaves
+    # after the chain's prompt, then shown as a long answer after the demonstrations' long and short answers
+    assert backend.narrowing == ([(reply, suite.question, trace.prompt),
+                                  (first, suite.question, narrowing_prompt(suite.question, first))]
                                  if " " in reply else [])
     assert trace.answer == (answer or reply)
-    assert any(turn.question.startswith("the answer narrows") for turn in trace.turns) == bool(answer)
+    narrows = [turn for turn in trace.turns if turn.question.startswith("the answer narrows")]
+    assert len(narrows) == (narrowed == "the Sabre") + (shortened == "Sabre")
 
 
 def test_an_answer_beyond_a_heading_does_not_end_inside_it():
