@@ -60,8 +60,9 @@ class RulesReader(Reader):
     8. An answer of more than one word narrows to the run of its whole words that the base LLM finds
        likeliest as a whole answer (its tokens, then an end; :meth:`~kcard_core.readers.Reader.narrowing`):
        "1.1.1" of "1.1.1 - 2025-06-24", "<bug-patch@gnu.org>" of "Please report bugs via email to
-       <bug-patch@gnu.org>"; then, still of more than one word, to the run it finds likeliest as the
-       short answer after it shown as a long answer (:func:`~kcard_core.chains.prompts.narrowing_prompt`):
+       <bug-patch@gnu.org>"; then, where the knowledge is passages under heading paths and the answer
+       is still of more than one word, to the run it finds likeliest as the short answer after it
+       shown as a long answer (:func:`~kcard_core.chains.prompts.narrowing_prompt`):
        "14.2" of "14.2: Fix port switching when unplugging headphones.". Each time it stays whole
        where the knowledge does not say that run ("4.1.0" of "4.1.0 to 4.2.0." says what no passage
        does), where the run only repeats the question, or where it stands in a heading path the
@@ -147,8 +148,8 @@ class RulesReader(Reader):
             trace.turns.append(Turn("the answer only repeated the question: the knowledge's span likeliest as a "
                                     "whole answer instead", part, details={"span": span}))
             part = unlabelled(answering_part(span, question), question, headings) if span else part
-        for short in (False, True):  # the answer to the chain's prompt, then the short one of a long answer
-            if len(part.split()) < 2 or not self.copies:
+        for short in (False, True):  # the answer to the chain's prompt, then (documents) a long answer's short one
+            if len(part.split()) < 2 or not self.copies or short and not trace.headed():
                 break
             shorter = yield self.narrowing(narrowing_prompt(question, part) if short else prompt, question, part)
             beyond_heading = any(shorter in h for h in headings) and not any(part in h for h in headings)

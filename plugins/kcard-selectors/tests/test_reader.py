@@ -159,21 +159,23 @@ def test_a_typed_answer_is_asked_again_only_of_prose(headed, asked_again):
     ("Sabre River, with four bridges", "Sabre River", None, None),  # a part the knowledge does not say
     ("Sabre", "", "", None),  # one word: never asked
 ])
-def test_an_answer_narrows_to_its_part_the_base_llm_finds_likeliest(reply, narrowed, shortened, answer):
+@pytest.mark.parametrize("headed", [True, False])
+def test_an_answer_narrows_to_its_part_the_base_llm_finds_likeliest(reply, narrowed, shortened, answer, headed):
     from kcard_core.llm import BackendLLM
 
     suite, backend = ReaderTests(), Copying(reply, span="", narrowed=narrowed, shortened=shortened)
     trace = suite.trace()
+    trace.documents["d1"].headed = headed  # a document's passages (the short answer asked for) or prose
     for _ in read(RulesReader(BackendLLM(model=None, backend=backend)), suite.question, trace, None):
         pass
     first = narrowed if narrowed == "the Sabre" else reply  # what the chain's prompt leaves
     # after the chain's prompt, then shown as a long answer after the demonstrations' long and short answers
-    assert backend.narrowing == ([(reply, suite.question, trace.prompt),
-                                  (first, suite.question, narrowing_prompt(suite.question, first))]
-                                 if " " in reply else [])
-    assert trace.answer == (answer or reply)
+    asked = [(reply, suite.question, trace.prompt),
+             (first, suite.question, narrowing_prompt(suite.question, first))] if " " in reply else []
+    assert backend.narrowing == asked[:2 if headed else 1]
+    assert trace.answer == ((answer or reply) if headed else first)
     narrows = [turn for turn in trace.turns if turn.question.startswith("the answer narrows")]
-    assert len(narrows) == (narrowed == "the Sabre") + (shortened == "Sabre")
+    assert len(narrows) == (narrowed == "the Sabre") + (headed and shortened == "Sabre")
 
 
 def test_an_answer_beyond_a_heading_does_not_end_inside_it():
