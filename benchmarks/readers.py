@@ -175,7 +175,9 @@ When each row was read: the `own-card-lm` rows before the reading demonstrations
 every other row on 2026-12-05, at that day's defaults: the `midtermqa` rows with the knowledge that
 day's knowledge_lift_heldout.py run stored, the real documents' as `real-docs.md` splits them
 (twenty-six documents, eighteen tuning and eight held out); the `rules` rows last, after that day's
-table change (xz's twenty prompts read its tables as tables since) and the narrowing step.
+table change (xz's twenty prompts read its tables as tables since) and the narrowing step, and the
+real documents' `rules` rows once more after the short-answer narrowing (session 41; it reads
+documents' passages only, so the own-card and MidtermQA prompts read as before).
 How each reading change moved these prompts: docs/decisions.md.
 
 {lines}
