@@ -190,8 +190,7 @@ class LoadedModel:
         """How many of ``tokens``, from the first, the KV cache already holds."""
         cached = self.llama.input_ids[:self.llama.n_tokens]
         n = min(len(cached), len(tokens))
-        differ = [i for i in range(n) if cached[i] != tokens[i]]
-        return differ[0] if differ else n
+        return next((i for i in range(n) if cached[i] != tokens[i]), n)
 
     @property
     def decoder(self) -> BatchDecoder:
