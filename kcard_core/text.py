@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import re
 import string
+import unicodedata
 from collections import Counter
 from typing import Callable, Sequence
 
@@ -129,9 +130,11 @@ def answering_part(answer: str, question: str) -> str:
     - of a pair "A: B", one side where the other only repeats the question's words ("1: An error
       occurred." → "1" for "Which exit status means that an error occurred?");
     - then, of an answer closing on an aside in brackets, "A (B)", what stands before it ("3.4.0
-      (2024-10-08)" → "3.4.0"), or the aside where A only repeats the question's words.
+      (2024-10-08)" → "3.4.0"), or the aside where A only repeats the question's words;
+    - last, of an answer quoted whole, what it quotes ("“Wolverine distrusts my printer”", "`--with-ssl'"):
+      a quotation mark at each end (:func:`quote_mark`) and none between them.
 
-    Returns ``answer`` unchanged (stripped) when neither applies; never an empty string."""
+    Returns ``answer`` unchanged (stripped) when none applies; never an empty string."""
     whole = answer.strip()
     part = whole
     if ": " in part:
@@ -140,7 +143,17 @@ def answering_part(answer: str, question: str) -> str:
     if aside := ASIDE.fullmatch(part):  # one bracket pair matched: the last group that took part
         before, inside = aside.group(1), aside.group(aside.lastindex)
         part = inside.strip() if repeats(before, question) else before
-    return part if part == whole else part.rstrip(".,:;。 ") or whole
+    part = part if part == whole else part.rstrip(".,:;。 ") or whole
+    inside = part[1:-1].strip()
+    if len(part) > 2 and quote_mark(part[0]) and quote_mark(part[-1]) and inside and not any(map(quote_mark, inside)):
+        return inside
+    return part
+
+
+def quote_mark(ch: str) -> bool:
+    """Whether ``ch`` is a quotation mark of any script (Unicode names it one: " “ ” „ « »), an
+    apostrophe or a grave accent (which plain text quotes with: 'A', `A')."""
+    return ch in "'`" or "QUOTATION MARK" in unicodedata.name(ch, "")
 
 
 def sentences(text: str) -> list[str]:

@@ -68,6 +68,11 @@ def test_copied_tells_a_reply_that_copies_the_knowledge_out(reply, copies):
     ("Paris (France) (capital)", "What is the capital?", "Paris (France)"),
     ("(2017)", "When?", "(2017)"),  # an aside alone stays
     ("Москва (столица)", "Какой город?", "Москва"),  # any language that writes the marks
+    ("“Wolverine distrusts my printer”", "What was the codename of D-Bus 1.8.0?", "Wolverine distrusts my printer"),
+    ("`--with-ssl'", "Which configure option enables SSL?", "--with-ssl"),  # quoted whole: what it quotes
+    ("„Faust“", "Welches Werk?", "Faust"),
+    ("\"a\" and \"b\"", "Which two?", "\"a\" and \"b\""),  # two quotations: kept
+    ("it's", "What?", "it's"),  # an apostrophe inside a word
 ])
 def test_the_answering_part_drops_what_the_question_already_says_and_a_closing_aside(answer, question, part):
     assert answering_part(answer, question) == part
