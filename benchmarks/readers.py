@@ -177,7 +177,8 @@ day's knowledge_lift_heldout.py run stored, the real documents' as `real-docs.md
 (twenty-six documents, eighteen tuning and eight held out); the `rules` rows last, after that day's
 table change (xz's twenty prompts read its tables as tables since) and the narrowing step, and the
 real documents' `rules` rows once more after the short-answer narrowing (session 41; it reads
-documents' passages only, so the own-card and MidtermQA prompts read as before).
+documents' passages only, so the own-card and MidtermQA prompts read as before); every `rules` row
+last after an answer quoted whole came to give what it quotes (session 42).
 How each reading change moved these prompts: docs/decisions.md.
 
 {lines}

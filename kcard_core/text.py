@@ -145,9 +145,8 @@ def answering_part(answer: str, question: str) -> str:
         part = inside.strip() if repeats(before, question) else before
     part = part if part == whole else part.rstrip(".,:;。 ") or whole
     inside = part[1:-1].strip()
-    if len(part) > 2 and quote_mark(part[0]) and quote_mark(part[-1]) and inside and not any(map(quote_mark, inside)):
-        return inside
-    return part
+    quoted = inside and quote_mark(part[0]) and quote_mark(part[-1]) and not any(map(quote_mark, inside))
+    return inside if quoted else part
 
 
 def quote_mark(ch: str) -> bool:

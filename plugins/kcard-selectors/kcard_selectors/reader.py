@@ -51,9 +51,9 @@ class RulesReader(Reader):
        :data:`~kcard_core.text.COPIED_WORDS` words (so never a copy itself) that the base LLM finds
        likeliest as a whole answer, where the base LLM ``copies``.
     6. The answer keeps the part that answers (:func:`~kcard_core.text.answering_part`): of "A: B"
-       the side that says a word the question does not, and no closing aside in brackets; an answer
-       standing in a heading the knowledge is under, not the label words the question repeats
-       (:func:`~kcard_core.text.unlabelled`: "Version 4.3" → "4.3").
+       the side that says a word the question does not, no closing aside in brackets, and no
+       quotation marks around it whole; an answer standing in a heading the knowledge is under, not
+       the label words the question repeats (:func:`~kcard_core.text.unlabelled`: "Version 4.3" → "4.3").
     7. An answer that still only repeats the question (:func:`~kcard_core.text.repeats`: "14.0" for
        "Which option did 14.0 add?") gives way to the knowledge's likeliest span that says more, as
        in step 5.
