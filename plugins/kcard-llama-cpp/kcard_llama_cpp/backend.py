@@ -273,17 +273,18 @@ class LlamaCppBackend(Backend):
         where none holds half of it, a new one while there is room, else the least recently used."""
         if not isinstance(model, Own):
             return load(model)
-        slots = [replace(model, slot=slot) for slot in range(OWN_INSTANCES)]
-        order = list(_models)  # least recently used first
-        loaded = sorted((slot for slot in slots if _key(slot) in order), key=lambda slot: order.index(_key(slot)))
+        slots = {_key(slot): slot for slot in (replace(model, slot=n) for n in range(OWN_INSTANCES))}
+        with _models_lock:  # those loaded, least recently used first
+            loaded = [(slots[key], instance) for key, instance in _models.items() if key in slots]
         if not loaded:
-            return load(slots[0])
-        tokens = _models[_key(loaded[0])].llama.tokenize(prompt.encode("utf-8"), special=True)
-        held = [_models[_key(slot)].held(tokens) for slot in loaded]
+            return load(next(iter(slots.values())))
+        tokens = loaded[0][1].llama.tokenize(prompt.encode("utf-8"), special=True)
+        held = [instance.held(tokens) for _, instance in loaded]
         best = max(range(len(loaded)), key=held.__getitem__)  # of equals, the least recently used
         if 2 * held[best] >= len(tokens):
-            return load(loaded[best])
-        return load(next((slot for slot in slots if slot not in loaded), loaded[0]))
+            return load(loaded[best][0])
+        used = [slot for slot, _ in loaded]
+        return load(next((slot for slot in slots.values() if slot not in used), used[0]))
 
     def stream(self, model: Path, prompt: str, sampling: Sampling) -> Iterator[str]:
         if sampling.copy:  # the span is chosen once every continuation is known
