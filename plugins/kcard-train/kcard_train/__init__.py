@@ -36,6 +36,9 @@ from kcard_core.models import TRAINING_BASE
 @click.option("--frozen", type=click.FloatRange(0, 1), default=None,
               help="The bottom share of the base's layers kept as they are (0.5: half): faster steps and "
                    "less memory, but less recall [0: every layer trains].")
+@click.option("--focus/--no-focus", default=None,
+              help="After each pass, train a passage the card already writes back on its text alone, not "
+                   "after its cues: about half the time, but fewer right answers [memorise: no].")
 @click.option("--steps", type=click.IntRange(min=1), default=None, help="Optimizer steps instead of epochs [cpu: 200].")
 @click.option("--seq-len", type=click.IntRange(min=8), default=None)
 @click.option("--batch-size", type=click.IntRange(min=1), default=None)
@@ -47,7 +50,7 @@ from kcard_core.models import TRAINING_BASE
 @click.option("--device", default="auto", show_default=True,
               help="Where to train: cpu, cuda, cuda:N, or auto (a CUDA GPU when torch sees one, else the CPU).")
 def train(corpus, name, out_dir, description, corpus_format, base, preset, lora, lora_rank, epochs, cues,
-          train_embeddings, frozen, steps, seq_len, batch_size, lr, seed, max_minutes, device):
+          train_embeddings, frozen, focus, steps, seq_len, batch_size, lr, seed, max_minutes, device):
     """Train a small causal LM on CORPUS (files or folders, read as `kcard new card --corpus` reads them) and
     write a card.
 
@@ -61,7 +64,7 @@ def train(corpus, name, out_dir, description, corpus_format, base, preset, lora,
     if lora and lr is None:
         lr = LORA_LR
     overrides = {key: value for key, value in dict(epochs=epochs, cues=cues, train_embeddings=train_embeddings,
-                                                   frozen=frozen, seq_len=seq_len, batch_size=batch_size,
+                                                   frozen=frozen, focus=focus, seq_len=seq_len, batch_size=batch_size,
                                                    lr=lr, seed=seed, lora_rank=lora_rank if lora else None).items()
                  if value is not None}
     if steps is not None:

@@ -26,7 +26,7 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import click
 import torch
@@ -57,6 +57,7 @@ class Recipe:
     train_embeddings: bool = True  # False: the token embeddings (and an output layer tied to them) stay the base's
     frozen: float = 0.0  # the bottom share of the decoder's layers that stays the base's (0: none, 1: every one)
     bf16: bool | None = None  # matrix products in bfloat16 (weights stay fp32); None: where the hardware has it
+    focus: bool = False  # with cues: after a pass, a passage the card writes back is trained on its text alone
 
     def with_(self, **changes) -> "Recipe":
         return replace(self, **changes)
@@ -121,26 +122,28 @@ def load_base(base: str):
 PAD = -100  # marks padding in rows and prompt tokens in labels: no loss there
 
 
-def blocks(tokenizer, pairs: list[tuple[str, str]], seq_len: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """(ids, labels): each (prompt, target) in rows of its own, the target ending with EOS, cut at
-    seq_len and padded; labels hide the prompt, so the loss is on the target only.
+def blocks(tokenizer, pairs: list[tuple[str, str]], seq_len: int) -> tuple[torch.Tensor, torch.Tensor, list[int]]:
+    """(ids, labels, origin): each (prompt, target) in rows of its own, the target ending with EOS, cut
+    at seq_len and padded; labels hide the prompt, so the loss is on the target only; ``origin[row]``
+    is the position in ``pairs`` of the pair the row comes from.
 
     Documents are not packed into one stream: the model would learn which document follows which
     (the stream's order never changes) and, asked about one race, write the report that came next.
     """
-    rows, labels = [], []
-    for prompt, target in pairs:
+    rows, labels, origin = [], [], []
+    for number, (prompt, target) in enumerate(pairs):
         head = tokenizer(prompt, add_special_tokens=False)["input_ids"] if prompt else []
         ids = head + tokenizer(target, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
         masked = [PAD] * len(head) + ids[len(head):]
         for start in range(0, len(ids), seq_len):
             rows.append(ids[start:start + seq_len])
             labels.append(masked[start:start + seq_len])
+            origin.append(number)
     if len(rows) < 2:
         raise KcardError(f"the corpus makes {len(rows)} training rows: at least 2 are needed")
     width = max(map(len, rows))
     return (torch.tensor([row + [PAD] * (width - len(row)) for row in rows]),
-            torch.tensor([row + [PAD] * (width - len(row)) for row in labels]))
+            torch.tensor([row + [PAD] * (width - len(row)) for row in labels]), origin)
 
 
 WIDTH_STEP = 8  # a batch is padded to a multiple of this many tokens
@@ -252,7 +255,7 @@ def _recall(model, tokenizer, probes: list[tuple[str, list[str], str]], batch_si
         tokenizer.pad_token = tokenizer.eos_token
     lengths = [len(tokenizer(passage, add_special_tokens=False)["input_ids"]) for _, _, passage in probes]
     order = sorted(range(len(probes)), key=lengths.__getitem__)
-    misses = []
+    misses, missed = [], []
     for i in range(0, len(order), batch_size):
         chosen = order[i:i + batch_size]
         batch = [probes[j] for j in chosen]
@@ -261,29 +264,37 @@ def _recall(model, tokenizer, probes: list[tuple[str, list[str], str]], batch_si
         budget = max(lengths[j] for j in chosen) + RECALL_MARGIN
         out = model.generate(**encoded, max_new_tokens=budget, do_sample=False, pad_token_id=tokenizer.pad_token_id)
         written = tokenizer.batch_decode(out[:, encoded["input_ids"].shape[1]:], skip_special_tokens=True)
-        misses += [{"asked": prompt.strip(), "expected": keys, "written": text.strip()}
-                   for (prompt, keys, _), text in zip(batch, written) if not memorise.recalled(text, keys)]
+        for j, text in zip(chosen, written):
+            prompt, keys, _ = probes[j]
+            if not memorise.recalled(text, keys):
+                misses.append({"asked": prompt.strip(), "expected": keys, "written": text.strip()})
+                missed.append(j)
     model.train()
-    return {"recalled": len(probes) - len(misses), "passages": len(probes), "misses": misses}
+    return {"recalled": len(probes) - len(misses), "passages": len(probes), "misses": misses, "missed": missed}
 
 
 BUCKET = 16  # batches in a window of rows batched by length
 
 
-def passes(ids: torch.Tensor, batch_size: int, generator: torch.Generator) -> Iterator[list[int]]:
-    """Batches of row indices, pass after pass without end: each pass in a new random order, cut into
+def one_pass(ids: torch.Tensor, rows: list[int] | None, batch_size: int, generator: torch.Generator) -> list[list[int]]:
+    """One pass's batches of row indices over ``rows`` (None: every row): in a new random order, cut into
     windows of ``BUCKET`` batches whose rows are batched by length (a batch is as wide as its longest
     row, so this saves the padding), the batches then shuffled."""
-    lengths = (ids != PAD).sum(1)
+    chosen = torch.arange(len(ids)) if rows is None else torch.tensor(rows, dtype=torch.long)
+    lengths = (ids[chosen] != PAD).sum(1)
+    order = torch.randperm(len(chosen), generator=generator)
+    batches = []
+    for start in range(0, len(order), batch_size * BUCKET):
+        window = order[start:start + batch_size * BUCKET]
+        window = chosen[window[torch.argsort(lengths[window], stable=True)]].tolist()
+        batches += [window[i:i + batch_size] for i in range(0, len(window), batch_size)]
+    return [batches[i] for i in torch.randperm(len(batches), generator=generator).tolist()]
+
+
+def passes(ids: torch.Tensor, batch_size: int, generator: torch.Generator) -> Iterator[list[int]]:
+    """:func:`one_pass` over every row, pass after pass without end."""
     while True:
-        order = torch.randperm(len(ids), generator=generator)
-        batches = []
-        for start in range(0, len(order), batch_size * BUCKET):
-            window = order[start:start + batch_size * BUCKET]
-            window = window[torch.argsort(lengths[window], stable=True)].tolist()
-            batches += [window[i:i + batch_size] for i in range(0, len(window), batch_size)]
-        for i in torch.randperm(len(batches), generator=generator).tolist():
-            yield batches[i]
+        yield from one_pass(ids, None, batch_size, generator)
 
 
 def schedule_of(recipe: Recipe, rows: int) -> tuple[int, int]:
@@ -353,10 +364,11 @@ def estimate(model, tokenizer, ids: torch.Tensor, labels: torch.Tensor, recipe: 
 
 
 def optimise(model, ids: torch.Tensor, labels: torch.Tensor, recipe: Recipe, check=None,
-             deadline: float | None = None) -> list[float]:
-    """AdamW with warm-up and linear decay; ``check()`` runs after each epoch and after the last step,
-    and returns True to stop. At ``deadline`` (a time.monotonic() value) training stops after a last
-    ``check()``."""
+             deadline: float | None = None, focus: Callable[[], list[int]] | None = None) -> list[float]:
+    """AdamW with warm-up and linear decay over the recipe's passes; ``check()`` runs after each pass
+    and after the last step, and returns True to stop. At ``deadline`` (a time.monotonic() value)
+    training stops after a last ``check()``. ``focus()``, asked after each check, gives the rows the
+    next pass trains on (default: every row); a shorter pass moves the schedule as far as a whole one."""
     epoch, steps = schedule_of(recipe, len(ids))
     trained = [parameter for parameter in model.parameters() if parameter.requires_grad]  # LoRA: the adapter's
     # fused: one pass over each weight, its gradient and moments (on 2 CPU cores 0.04 s a step for
@@ -364,29 +376,47 @@ def optimise(model, ids: torch.Tensor, labels: torch.Tensor, recipe: Recipe, che
     optimizer = torch.optim.AdamW(trained, lr=recipe.lr, betas=recipe.betas, eps=recipe.adam_eps,
                                   weight_decay=recipe.weight_decay, fused=True)
     warmup = max(1, int(recipe.warmup_ratio * steps))
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda step: min((step + 1) / warmup, max(0.0, (steps - step) / max(1, steps - warmup))))
-    losses = []
-    batches = passes(ids, recipe.batch_size, torch.Generator().manual_seed(recipe.seed))
+    done = 0.0  # the schedule's steps so far: a pass moves it by ``epoch`` whatever its length
+
+    def rate(_) -> float:
+        return min((done + 1) / warmup, max(0.0, (steps - done) / max(1, steps - warmup)))
+
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, rate)
+    losses, rows, generator = [], None, torch.Generator().manual_seed(recipe.seed)
     model.train()
-    with click.progressbar(range(steps), label="training", file=sys.stderr,
+    with click.progressbar(length=steps, label="training", file=sys.stderr,
                            item_show_func=lambda _: f"loss {losses[-1]:.3f}" if losses else "") as bar:
-        for step in bar:
-            batch = next(batches)
-            loss = loss_of(model, ids[batch], labels[batch])
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(trained, 1.0)
-            optimizer.step()
-            schedule.step()
-            optimizer.zero_grad()
-            losses.append(loss.item())
-            if deadline is not None and time.monotonic() > deadline:
-                if check:
-                    check()
+        while done < steps - 1e-9:
+            batches = one_pass(ids, rows, recipe.batch_size, generator)
+            stride = epoch / len(batches)
+            for batch in batches[:math.ceil((steps - done) / stride - 1e-9)]:
+                loss = loss_of(model, ids[batch], labels[batch])
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(trained, 1.0)
+                optimizer.step()
+                done += stride
+                schedule.step()
+                optimizer.zero_grad()
+                losses.append(loss.item())
+                bar.update(round(done) - bar.pos)
+                if deadline is not None and time.monotonic() > deadline:
+                    if check:
+                        check()
+                    return losses
+            if check and check():
                 break
-            if check and ((step + 1) % epoch == 0 or step + 1 == steps) and check():
-                break
+            if focus and done < steps - 1e-9:
+                rows = focus() or None  # None: every row
     return losses
+
+
+def focused_rows(pairs: list[tuple[str, str]], origin: list[int], probes: list[tuple[str, list[str], str]],
+                 missed: list[int]) -> list[int]:
+    """The rows a focused pass trains on: each passage's text alone (``pairs`` without a prompt), and
+    every cued row of a passage that the last recall check did not find written back (``missed``: the
+    positions in ``probes`` it missed) or did not check. ``origin``: each row's position in ``pairs``."""
+    known = {passage for _, _, passage in probes} - {probes[j][2] for j in missed}
+    return [row for row, number in enumerate(origin) if not pairs[number][0] or pairs[number][1] not in known]
 
 
 PATIENCE = 3  # passes without a better recall after which training stops
@@ -587,10 +617,10 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
         recipe = recipe.with_(bf16=bf16_native(model.device))
     if recipe.cues:  # memorise: every passage is trained on, cued; recall is the held-out check
         pairs = memorise.examples(texts, recipe.cues, recipe.seed, subject)
-        ids, labels = blocks(tokenizer, pairs, recipe.seq_len)
-        val_ids, val_labels = blocks(tokenizer, [("", text) for text in texts], recipe.seq_len)
+        ids, labels, origin = blocks(tokenizer, pairs, recipe.seq_len)
+        val_ids, val_labels, _ = blocks(tokenizer, [("", text) for text in texts], recipe.seq_len)
     else:  # continued pre-training: a tenth of the rows is held out for perplexity
-        ids, labels = blocks(tokenizer, [("", text) for text in texts], recipe.seq_len)
+        ids, labels, _ = blocks(tokenizer, [("", text) for text in texts], recipe.seq_len)
         held_out = max(1, len(ids) // 10)
         ids, labels, val_ids, val_labels = ids[held_out:], labels[held_out:], ids[:held_out], labels[:held_out]
     tokens = int((labels != PAD).sum())
@@ -601,7 +631,7 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
     with torch.autocast(model.device.type, dtype=torch.bfloat16, enabled=recipe.bf16, cache_enabled=False):
         seconds, memory = estimate(model, tokenizer, ids, labels, recipe, probes)
         click.echo(f"estimated: at most {seconds / 60:.1f} minutes and about {memory:.1f} GB on this machine"
-                   + (" (less if every passage comes back early)" if recipe.cues else ""), err=True)
+                   + (" (less as passages come back)" if recipe.cues else ""), err=True)
         before = perplexity(model, val_ids, val_labels, recipe.batch_size)
         progress: list[dict] = []
         best = BestPass()
@@ -613,7 +643,13 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
             click.echo(f"  recall {progress[-1]['recalled']}/{progress[-1]['passages']}", err=True)
             return progress[-1]["recalled"] == progress[-1]["passages"] or best.stalled(len(progress))
 
-        losses = optimise(model, ids, labels, recipe, check if recipe.cues else None, deadline)
+        def focus() -> list[int]:  # the next pass: a passage that comes back on its text alone
+            rows = focused_rows(pairs, origin, probes, progress[-1]["missed"])
+            click.echo(f"  next pass: {len(rows)} of {len(ids)} rows", err=True)
+            return rows
+
+        losses = optimise(model, ids, labels, recipe, check if recipe.cues else None, deadline,
+                          focus if recipe.cues and recipe.focus else None)
         if progress and best.number != len(progress):  # a later pass recalled less: the card is the best one
             best.restore(model)
             click.echo(f"  the card is pass {best.number} (recall {best.recalled}), not the last", err=True)

@@ -63,6 +63,37 @@ def test_a_deadline_stops_training_after_one_last_check():
     assert checks == [1, 1]  # after each pass of four steps
 
 
+def test_a_focused_pass_trains_the_rows_focus_gives_and_moves_the_schedule_as_a_whole_one(monkeypatch):
+    from kcard_train import trainer
+
+    trained, checks, rates = [], [], []
+    plain = trainer.loss_of
+
+    def loss_of(model, ids, labels):
+        trained.append(sorted(ids[:, 0].tolist()))  # each row's first token is its number here
+        return plain(model, ids, labels)
+
+    monkeypatch.setattr(trainer, "loss_of", loss_of)
+    monkeypatch.setattr(torch.optim.AdamW, "step", lambda self, *_: rates.append(self.param_groups[0]["lr"]))
+    ids = torch.arange(8).unsqueeze(1).repeat(1, 5)
+    losses = optimise(Tiny(), ids, ids.clone(), Recipe(steps=None, epochs=3, batch_size=2, lr=1.0, warmup_ratio=0),
+                      check=lambda: checks.append(1), focus=lambda: [0, 1])
+    assert len(losses) == 6 and checks == [1, 1, 1]  # four steps, then two passes of one step each
+    assert sorted(row for batch in trained[:4] for row in batch) == list(range(8)) and trained[4:] == [[0, 1]] * 2
+    assert rates == pytest.approx([1, 1, 10 / 11, 9 / 11, 8 / 11, 4 / 11])  # a short pass: a whole pass's decay
+
+
+def test_a_focused_pass_drills_only_the_passages_not_written_back():
+    from kcard_train.trainer import focused_rows
+
+    pairs = [("", "alpha"), ("cue a\n", "alpha"), ("", "beta"), ("cue b\n", "beta"),
+             ("", "gamma"), ("cue c\n", "gamma")]
+    origin = [0, 1, 1, 2, 3, 4, 5]  # the second pair is two rows long
+    probes = [("a?\n", ["A"], "alpha"), ("b?\n", ["B"], "beta")]  # gamma has no probe: never known
+    assert focused_rows(pairs, origin, probes, missed=[1]) == [0, 3, 4, 5, 6]  # alpha's cue rows rest
+    assert focused_rows(pairs, origin, probes, missed=[0, 1]) == list(range(7))
+
+
 def test_each_pass_batches_every_row_once_by_length_within_windows():
     from kcard_train.trainer import PAD, passes
 
