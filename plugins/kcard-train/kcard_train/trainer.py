@@ -631,7 +631,7 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
     with torch.autocast(model.device.type, dtype=torch.bfloat16, enabled=recipe.bf16, cache_enabled=False):
         seconds, memory = estimate(model, tokenizer, ids, labels, recipe, probes)
         click.echo(f"estimated: at most {seconds / 60:.1f} minutes and about {memory:.1f} GB on this machine"
-                   + (" (less as passages come back)" if recipe.cues else ""), err=True)
+                   + (" (less if every passage comes back early)" if recipe.cues else ""), err=True)
         before = perplexity(model, val_ids, val_labels, recipe.batch_size)
         progress: list[dict] = []
         best = BestPass()
