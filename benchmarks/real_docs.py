@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import tempfile
 import time
@@ -222,6 +223,7 @@ def main() -> None:
     parser.add_argument("--dry", action="store_true", help="print rows, do not record them")
     parser.add_argument("--save", type=Path, help="also append each whole row, misses with it, to this JSONL file")
     parser.add_argument("--report", action="store_true", help="only write the report of the recorded rows")
+    parser.add_argument("--keep", type=Path, help="keep each trained LM card in this folder (DIR/DOCUMENT)")
     args = parser.parse_args()
     if args.passage_chars is not None:
         documents.PASSAGE_CHARS = args.passage_chars
@@ -236,6 +238,8 @@ def main() -> None:
             for kind in kinds:
                 card, stats = (build(document, file, Path(work), args.format) if kind == "retrieval" else
                                train(document, file, Path(work)) if kind == "lm" else (None, {}))
+                if kind == "lm" and args.keep:
+                    shutil.copytree(Path(work) / "trained", args.keep / document, dirs_exist_ok=True)
                 row = {"document": document, "split": SOURCES[document][2], "kind": kind, "questions": 20,
                        "format": documents.detect(file, file.read_bytes()) if args.format == "auto" else args.format,
                        "train_seconds": None, **stats, **ask(document, card, [m for m in modes if m in MODES])}

@@ -39,8 +39,10 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
+from dataclasses import replace
 
 from kcard_selectors import spans
+from kcard_core.documents import Passage
 from kcard_core.text import CUE_WORD, FUNCTION_WORDS, sentences, words_of
 
 PASSAGE_WORDS = 60  # a passage is whole sentences up to about this many words: one card document
@@ -54,19 +56,37 @@ KEY = re.compile(r"\b(?:[A-Z][\w'-]*|\d[\d,.]*)")  # names and numbers: what rec
 SAMPLES, TEMPERATURE = 6, 1.0
 
 
-def passages(texts: list[str], words: int = PASSAGE_WORDS) -> list[str]:
-    """Each document cut into runs of whole sentences of at most ``words`` words (a longer sentence alone)."""
+def passages(documents: list[str | Passage], words: int = PASSAGE_WORDS) -> list[str]:
+    """Each document cut into runs of whole sentences of at most ``words`` words (a longer sentence
+    alone), each run as written between its cuts. A :class:`~kcard_core.documents.Passage`'s runs
+    each carry its heading path in front (``Passage.contextual``), the last run of a section as
+    much as the first."""
     found = []
-    for text in texts:
-        run: list[str] = []
-        for sentence in sentences(text):
-            if run and len(" ".join([*run, sentence]).split()) > words:
-                found.append(" ".join(run))
-                run = []
-            run.append(sentence)
-        if run:
-            found.append(" ".join(run))
+    for document in documents:
+        text = document if isinstance(document, str) else document.text
+        for run in runs(text, words):
+            found.append(run if isinstance(document, str) else replace(document, text=run).contextual())
     return found
+
+
+def runs(text: str, words: int) -> list[str]:
+    """``text`` cut between sentences into runs of at most ``words`` words (a longer sentence alone)."""
+    cuts, at = [], 0  # each sentence's (start, end) in text
+    for sentence in sentences(text):
+        start = text.find(sentence, at)
+        if start < 0:  # not found as written: the segmenter changed it, so it starts where the last ended
+            start = at
+        at = max(at, start + len(sentence))
+        cuts.append((start, at))
+    found, first = [], None
+    for start, end in cuts:
+        if first is not None and len(text[first:end].split()) > words:
+            found.append(text[first:start].strip())
+            first = None
+        first = start if first is None else first
+    if first is not None:
+        found.append(text[first:].strip())
+    return [run for run in found if run]
 
 
 def content_words(passage: str) -> list[str]:
@@ -87,7 +107,7 @@ def distinct_words(texts: list[str]) -> list[set[str]]:
     return [{word for word in words if passages_with[word] == 1} for words in each]
 
 
-def passages_and_own_words(texts: list[str]) -> list[tuple[str, set[str]]]:
+def passages_and_own_words(texts: list[str | Passage]) -> list[tuple[str, set[str]]]:
     """The corpus's passages, each with its distinct words."""
     found = passages(texts)
     return list(zip(found, distinct_words(found)))
@@ -170,7 +190,7 @@ def fact_cue(sentence: str, fact: list[str], templates: tuple[str, ...], rng: ra
     return rng.choice(templates).format(" ".join(asked)) if asked else None
 
 
-def examples(texts: list[str], cues: int, seed: int, subject: str = "") -> list[tuple[str, str]]:
+def examples(texts: list[str | Passage], cues: int, seed: int, subject: str = "") -> list[tuple[str, str]]:
     """(prompt, target) pairs: each passage once on its own and after ``cues`` different cues: the
     first half :func:`cue`, the second :func:`fact_cue`, every fact of the passage asked for before
     any is asked again, and as many more as it has facts beyond them (an opening passage states four
@@ -192,7 +212,7 @@ def examples(texts: list[str], cues: int, seed: int, subject: str = "") -> list[
     return pairs
 
 
-def probes(texts: list[str], seed: int = 1, subject: str = "") -> list[tuple[str, list[str], str]]:
+def probes(texts: list[str | Passage], seed: int = 1, subject: str = "") -> list[tuple[str, list[str], str]]:
     """(prompt, keys, passage): each passage's check. The prompt is a cue the card was not trained on,
     naming the ``subject`` as a question would where the passage leaves it implicit; the keys are the
     passage's names and numbers that the cue leaves out, which the card must write back (its

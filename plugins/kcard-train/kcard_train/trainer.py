@@ -119,6 +119,7 @@ def load_base(base: str):
             base)
 
 
+CARD_TOKENS = 64  # what a card writes at most, unless its passages are longer (card_tokens)
 PAD = -100  # marks padding in rows and prompt tokens in labels: no loss there
 
 
@@ -531,9 +532,9 @@ def _toml_table(header: str, values: dict) -> str:
 
 
 def write_manifest(out_dir: Path, name: str, description: str, artifacts: dict[str, Artifact],
-                   training: dict, subject: str = "") -> None:
+                   training: dict, subject: str = "", max_tokens: int = CARD_TOKENS) -> None:
     """card.toml: the card, its artifacts with their sha256, what its text is about (the subject,
-    see :class:`kcard_core.retrieval.QuestionIndex`) and how it was trained."""
+    see :class:`kcard_core.retrieval.QuestionIndex`), how many tokens it writes and how it was trained."""
     memorised = bool(training["recipe"].get("cues"))  # asked in its cues' form, several documents to choose from
     text = (f'name = {json.dumps(name)}\ndescription = {json.dumps(description)}\nversion = "0.1.0"\n'
             f'license = "the base model\'s licence"\nprompt = "{{{"cue" if memorised else "query"}}}\\n"\n')
@@ -544,7 +545,7 @@ def write_manifest(out_dir: Path, name: str, description: str, artifacts: dict[s
         generation = {"n": memorise.SAMPLES, "temperature": memorise.TEMPERATURE, "repeat_penalty": 1.0}
     else:
         generation = {"temperature": 0.1, "repeat_penalty": 1.15}
-    text += _toml_table("generation", {"max_tokens": 64, **generation})
+    text += _toml_table("generation", {"max_tokens": max_tokens, **generation})
     if subject:
         text += _toml_table("retrieval", {"subject": subject})
     text += _toml_table("training", {key: value for key, value in training.items() if not isinstance(value, dict)})
@@ -552,6 +553,13 @@ def write_manifest(out_dir: Path, name: str, description: str, artifacts: dict[s
         if isinstance(value, dict):
             text += _toml_table(f"training.{key}", value)
     (out_dir / "card.toml").write_text(text)
+
+
+def card_tokens(tokenizer, passages: list[str], seq_len: int) -> int:
+    """How many tokens a memorised card writes: its longest passage and the end of text, at least
+    ``CARD_TOKENS`` and at most a training row (``seq_len``), past which it never learned to go on."""
+    longest = max(len(tokenizer(passage, add_special_tokens=False)["input_ids"]) for passage in passages) + 1
+    return min(max(CARD_TOKENS, longest), seq_len)
 
 
 def local_artifact(out_dir: Path, path: Path) -> Artifact:
@@ -593,10 +601,11 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
     device = training_device(device)
     return_large_blocks()
     deadline = time.monotonic() + 60 * max_minutes if max_minutes else None
-    passages = read_passages(corpus, corpus_format)  # each with its heading path in front, as a retrieval card has it
-    texts = [passage.contextual() for passage in passages]
+    passages = read_passages(corpus, corpus_format)
     subject, proposed = describe(passages, name)  # before the shuffle: the name the corpus opens with
-    random.Random(recipe.seed).shuffle(texts)
+    documents = list(passages)
+    random.Random(recipe.seed).shuffle(documents)
+    texts = [document.contextual() for document in documents]  # each with its heading path, as retrieval has it
     torch.manual_seed(recipe.seed)
     base_gguf = base_artifact(base)
     if recipe.lora_rank and base_gguf is None:
@@ -616,7 +625,7 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
     if recipe.bf16 is None:
         recipe = recipe.with_(bf16=bf16_native(model.device))
     if recipe.cues:  # memorise: every passage is trained on, cued; recall is the held-out check
-        pairs = memorise.examples(texts, recipe.cues, recipe.seed, subject)
+        pairs = memorise.examples(documents, recipe.cues, recipe.seed, subject)
         ids, labels, origin = blocks(tokenizer, pairs, recipe.seq_len)
         val_ids, val_labels, _ = blocks(tokenizer, [("", text) for text in texts], recipe.seq_len)
     else:  # continued pre-training: a tenth of the rows is held out for perplexity
@@ -626,7 +635,7 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
     tokens = int((labels != PAD).sum())
     click.echo(f"corpus: {len(texts)} documents, {fingerprint(texts)['characters']} characters; "
                f"{len(ids)} training rows, {tokens} tokens with a loss", err=True)
-    probes = memorise.probes(texts, subject=subject)
+    probes = memorise.probes(documents, subject=subject)
     # the weights change inside: bfloat16 copies of them must not be cached across steps
     with torch.autocast(model.device.type, dtype=torch.bfloat16, enabled=recipe.bf16, cache_enabled=False):
         seconds, memory = estimate(model, tokenizer, ids, labels, recipe, probes)
@@ -679,5 +688,7 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
               "peak_gb": peak_gb(), "gpu_peak_gb": gpu_peak, "device": trained_on,
               "corpus": fingerprint(texts), "recipe": {k: list(v) if isinstance(v, tuple) else v
                                                        for k, v in asdict(recipe).items() if v is not None}}
-    write_manifest(out_dir, name, description or proposed, artifacts, result, subject)
+    written = card_tokens(tokenizer, [target for prompt, target in pairs if not prompt], recipe.seq_len) \
+        if recipe.cues else CARD_TOKENS
+    write_manifest(out_dir, name, description or proposed, artifacts, result, subject, written)
     return {**result, "recall_misses": recalled["misses"]}

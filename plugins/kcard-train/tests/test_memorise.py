@@ -132,3 +132,19 @@ def test_a_question_in_cue_form_holds_only_what_a_cue_may_hold():
         asked = cue_form(question)
         assert asked == expected and asked.split()[0] in trained | {"Which"}
         assert not {word.lower() for word in asked.split()[1:]} & FUNCTION_WORDS - {"which", "year"}
+
+
+def test_every_run_of_a_section_carries_its_heading_path_and_its_text_as_written():
+    from kcard_core.documents import Passage
+
+    body = ("Binary compatible with MPFR 4.0.* and 4.1.*, see COPYING.LESSER for the terms. "
+            + " ".join(f"New function mpfr_f{i} computes the value number {i} of the series." for i in range(12)))
+    section = Passage(body, headings=("NEWS", "Changes from versions 4.1.* to version 4.2.0"))
+    found = memorise.passages([section])
+    assert len(found) > 1
+    assert all(run.startswith("NEWS › Changes from versions 4.1.* to version 4.2.0: ") for run in found)
+    assert "MPFR 4.0.* and 4.1.*, see COPYING.LESSER" in found[0]  # no cut inside "4.1.*" or a file name
+    assert " ".join(run.split(": ", 1)[1] for run in found) == body
+    pairs = memorise.examples([section], cues=2, seed=0)
+    assert {target for _, target in pairs} == set(found)  # what is trained on is what is cut here
+    assert {written for _, _, written in memorise.probes([section])} <= set(found)

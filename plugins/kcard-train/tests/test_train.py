@@ -123,3 +123,14 @@ def test_focus_shortens_the_passes_after_the_first_and_is_recorded(tmp_path):
     shown = [line.split() for line in result.output.splitlines() if line.strip().startswith("next pass: ")]
     assert len(shown) == 1 and shown[0][2] == shown[0][4], result.output  # before the second; nothing recalled
     assert tomllib.loads((tmp_path / "card" / "card.toml").read_text())["training"]["recipe"]["focus"] is True
+
+
+def test_a_card_writes_as_many_tokens_as_its_longest_passage_within_a_training_row():
+    from kcard_train.trainer import CARD_TOKENS, card_tokens
+
+    def words(text, add_special_tokens=False):  # one token a word
+        return {"input_ids": text.split()}
+
+    assert card_tokens(words, ["a b c"], seq_len=128) == CARD_TOKENS  # never less than before
+    assert card_tokens(words, ["w " * 90, "a b"], seq_len=128) == 91  # the longest, and its end
+    assert card_tokens(words, ["w " * 300], seq_len=128) == 128  # no further than a row it learned from
