@@ -27,6 +27,7 @@ import shutil
 import sys
 import tempfile
 import time
+import tomllib
 from pathlib import Path
 
 from common import HERE, train_card, write_result
@@ -59,12 +60,18 @@ def build(document: str, file: Path, work: Path, format: str) -> tuple[Card, dic
                   "subject": card.manifest.retrieval.subject, "description": card.manifest.description}
 
 
-def train(document: str, file: Path, work: Path) -> tuple[Card, dict]:
+def train(document: str, file: Path, work: Path, trained: Path | None = None) -> tuple[Card, dict]:
     """The LM card a user gets from the document: `kcard train FILE` at its defaults, then
-    `kcard new card NAME --from DIR` (the description and subject kcard train proposes)."""
+    `kcard new card NAME --from DIR` (the description and subject kcard train proposes). With
+    ``trained``: the card kept there by an earlier run (--keep), its training figures from its manifest."""
     name = SOURCES[document][3]
-    stats = train_card(file, name, work / "trained")
-    package = render_card(name, trained=str(work / "trained"), output_dir=str(work), no_input=True)
+    if trained is None:
+        trained, stats = work / "trained", train_card(file, name, work / "trained")
+    else:
+        figures = tomllib.loads((trained / "card.toml").read_text())["training"]
+        stats = {"train_seconds": figures["seconds"], "recall": figures["recall"], "train_steps": figures["steps"],
+                 "recall_by_epoch": figures.get("recall_by_epoch"), "train_peak_rss_mb": round(figures["peak_gb"] * 1024)}
+    package = render_card(name, trained=str(trained), output_dir=str(work), no_input=True)
     card = Card.from_manifest(package / f"kcard_card_{name.replace('-', '_')}" / "card.toml")
     return card, {**stats, "subject": card.manifest.retrieval.subject, "description": card.manifest.description}
 
@@ -224,6 +231,7 @@ def main() -> None:
     parser.add_argument("--save", type=Path, help="also append each whole row, misses with it, to this JSONL file")
     parser.add_argument("--report", action="store_true", help="only write the report of the recorded rows")
     parser.add_argument("--keep", type=Path, help="keep each trained LM card in this folder (DIR/DOCUMENT)")
+    parser.add_argument("--trained", type=Path, help="ask the LM cards kept in this folder by --keep, not training")
     args = parser.parse_args()
     if args.passage_chars is not None:
         documents.PASSAGE_CHARS = args.passage_chars
@@ -237,7 +245,8 @@ def main() -> None:
             kinds = args.kind or ["retrieval"] * bool(set(modes) & set(MODES)) + ["vanilla"] * ("vanilla" in modes)
             for kind in kinds:
                 card, stats = (build(document, file, Path(work), args.format) if kind == "retrieval" else
-                               train(document, file, Path(work)) if kind == "lm" else (None, {}))
+                               train(document, file, Path(work), args.trained and args.trained / document)
+                               if kind == "lm" else (None, {}))
                 if kind == "lm" and args.keep:
                     shutil.copytree(Path(work) / "trained", args.keep / document, dirs_exist_ok=True)
                 row = {"document": document, "split": SOURCES[document][2], "kind": kind, "questions": 20,

@@ -230,9 +230,38 @@ class Card:
             "seconds": seconds, **extra}) for index, (text, extra) in enumerate(written, start=1)]
 
     def written(self, query: str, n: int, sampling: Sampling) -> list[tuple[str, dict[str, Any]]]:
-        """:meth:`write`'s texts, each with what the card adds to its document's metadata (a retrieval
-        card: ``sources``, the file and heading path of each passage it quotes)."""
-        return [(text, {}) for text in self.write(query, n, sampling)]
+        """:meth:`write`'s texts, each with what the card adds to its document's metadata (``sources``,
+        the file and heading path of each passage it quotes). A text that opens with one of its
+        evidence's heading paths is read as a passage under it, as a retrieval card's is (:meth:`quoted`)."""
+        found = []
+        for text in self.write(query, n, sampling):
+            under = max((head for head in self.headings() if text.startswith(head)), key=len, default=None)
+            found.append(self.quoted(query, [replace(self.headings()[under], text=text[len(under):])])
+                         if under and text[len(under):].strip() else (text, {}))
+        return found
+
+    def headings(self) -> dict[str, Passage]:
+        """The heading paths of the card's evidence as a passage's text opens with them ("A › B: "),
+        each with the first passage under it (its source and headings); empty without any."""
+        if "headings" not in self._built:
+            artifact = self.manifest.artifacts.get("evidence")
+            passages = read_passages(artifact.resolve()) if artifact is not None else []
+            self._built["headings"] = {replace(passage, text="").contextual(): passage
+                                       for passage in reversed(passages) if passage.headings}
+        return self._built["headings"]
+
+    def quoted(self, query: str, found: list[Passage]) -> tuple[str, dict[str, Any]]:
+        """One document of ``found`` passages as the reader is given them (of passages under a heading
+        path, the sentences closest to ``query``: :func:`~kcard_core.documents.closest_sentences`),
+        with their ``sources`` and whether they are ``headed``."""
+        index = self.index()
+        found = closest_sentences(query, found, self.manifest.retrieval.sentences,
+                                  index.subject if index is not None else frozenset())
+        sources = [SEPARATOR.join(filter(None, (p.source, *p.headings))) for p in found]
+        meta: dict[str, Any] = {"sources": sources} if any(sources) else {}
+        if any(p.headings for p in found):
+            meta["headed"] = True
+        return " ".join(p.contextual() for p in found), meta
 
     def write(self, query: str, n: int, sampling: Sampling) -> list[str]:
         """The card's texts for ``query``: here, ``n`` samples of its language model."""
@@ -300,13 +329,7 @@ class RetrievalCard(Card):
         if not kept:
             return []
         texts, corpus = self.index().texts, self._built.get("corpus")
-        found = [corpus[i] if corpus is not None else Passage(texts[i]) for i in kept]
-        found = closest_sentences(query, found, self.manifest.retrieval.sentences, self.index().subject)
-        sources = [SEPARATOR.join(filter(None, (p.source, *p.headings))) for p in found]
-        meta: dict[str, Any] = {"sources": sources} if any(sources) else {}
-        if any(p.headings for p in found):
-            meta["headed"] = True
-        return [(" ".join(p.contextual() for p in found), meta)]
+        return [self.quoted(query, [corpus[i] if corpus is not None else Passage(texts[i]) for i in kept])]
 
     def passages(self) -> Sequence[str]:
         if self.manifest.corpus:

@@ -211,6 +211,26 @@ def test_retrieval_settings_are_checked(tmp_path):
         retrieval_card(tmp_path, "[retrieval]\nsentences = -1\n")
 
 
+def test_an_lm_cards_text_under_a_heading_path_of_its_evidence_reads_as_that_passage(tmp_path):
+    class Writes(FakeBackend):
+        def generate(self, model, prompt, *, n, sampling, chat=False):
+            return ["NEWS › Changes in 4.2.0: Speed improvements. New function mpfr_foo computes the foo.",
+                    "MPFR is a library."][:n]
+
+    evidence = tmp_path / "evidence.jsonl"
+    evidence.write_text('{"text": "New function mpfr_foo computes the foo.", "source": "NEWS.txt", '
+                        '"headings": ["NEWS", "Changes in 4.2.0"]}\n{"text": "MPFR is a library."}\n')
+    card = make_card(tmp_path, "mpfr", "MPFR's NEWS", backend=Writes(), evidence=evidence)
+    headed, plain = card.generate("Which release added mpfr_foo?", n=2)
+    assert headed.page_content == "NEWS › Changes in 4.2.0: New function mpfr_foo computes the foo."  # its closest sentence
+    assert headed.metadata["sources"] == ["NEWS.txt › NEWS › Changes in 4.2.0"] and headed.metadata["headed"]
+    assert plain.page_content == "MPFR is a library." and "sources" not in plain.metadata
+    # without evidence under heading paths, what the card writes is its document, whole
+    (tmp_path / "bare").mkdir()
+    bare = make_card(tmp_path / "bare", "bare", "d", backend=Writes())
+    assert bare.generate("Which release added mpfr_foo?", n=1)[0].page_content.startswith("NEWS › Changes in 4.2.0: Speed")
+
+
 def test_a_card_carries_its_own_evidence_text(tmp_path):
     text = tmp_path / "evidence.jsonl"
     text.write_text('{"text": "Ada Morrane founded Kelderwick."}\n')
