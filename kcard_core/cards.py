@@ -233,11 +233,12 @@ class Card:
         """:meth:`write`'s texts, each with what the card adds to its document's metadata (``sources``,
         the file and heading path of each passage it quotes). A text that opens with one of its
         evidence's heading paths is read as a passage under it, as a retrieval card's is (:meth:`quoted`)."""
-        found = []
+        headings, found = self.headings(), []
         for text in self.write(query, n, sampling):
-            under = max((head for head in self.headings() if text.startswith(head)), key=len, default=None)
-            found.append(self.quoted(query, [replace(self.headings()[under], text=text[len(under):])])
-                         if under and text[len(under):].strip() else (text, {}))
+            under = max((head for head in headings if text.startswith(head)), key=len, default="")
+            body = text[len(under):]
+            found.append(self.quoted(query, [replace(headings[under], text=body)]) if under and body.strip()
+                         else (text, {}))
         return found
 
     def headings(self) -> dict[str, Passage]:

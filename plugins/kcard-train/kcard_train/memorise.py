@@ -78,12 +78,13 @@ def runs(text: str, words: int) -> list[str]:
             start = at
         at = max(at, start + len(sentence))
         cuts.append((start, at))
-    found, first = [], None
+    found, first = [], None  # first: where the run being made starts
     for start, end in cuts:
-        if first is not None and len(text[first:end].split()) > words:
+        if first is None:
+            first = start
+        elif len(text[first:end].split()) > words:
             found.append(text[first:start].strip())
-            first = None
-        first = start if first is None else first
+            first = start
     if first is not None:
         found.append(text[first:].strip())
     return [run for run in found if run]
