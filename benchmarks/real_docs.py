@@ -17,6 +17,7 @@ document. Right = a gold answer is in the answer (PopQA's metric).
     python benchmarks/real_docs.py --doc mpfr-news --mode card   # one row, --card only
     python benchmarks/real_docs.py --split held-out         # the held-out documents (once)
     python benchmarks/real_docs.py --format paragraphs --dry     # the passages as blank-line paragraphs
+    python benchmarks/real_docs.py --doc mpfr-news --kind lm --keep DIR   # an LM card, kept; --trained DIR asks it again
 """
 
 from __future__ import annotations
@@ -260,7 +261,7 @@ def main() -> None:
                 card, stats = (build(document, file, Path(work), args.format) if kind == "retrieval" else
                                train(document, file, Path(work), args.trained and args.trained / document)
                                if kind == "lm" else (None, {}))
-                if kind == "lm" and args.keep:
+                if kind == "lm" and args.keep and not args.trained:
                     shutil.copytree(Path(work) / "trained", args.keep / document, dirs_exist_ok=True)
                 row = {"document": document, "split": SOURCES[document][2], "kind": kind, "questions": 20,
                        "format": documents.detect(file, file.read_bytes()) if args.format == "auto" else args.format,
