@@ -245,10 +245,11 @@ class Card:
         """The heading paths of the card's evidence as a passage's text opens with them ("A › B: "),
         each with the first passage under it (its source and headings); empty without any."""
         if "headings" not in self._built:
-            artifact = self.manifest.artifacts.get("evidence")
-            passages = read_passages(artifact.resolve()) if artifact is not None else []
-            self._built["headings"] = {replace(passage, text="").contextual(): passage
-                                       for passage in reversed(passages) if passage.headings}
+            artifact, found = self.manifest.artifacts.get("evidence"), {}
+            for passage in read_passages(artifact.resolve()) if artifact is not None else []:
+                if passage.headings:
+                    found.setdefault(replace(passage, text="").contextual(), passage)
+            self._built["headings"] = found
         return self._built["headings"]
 
     def quoted(self, query: str, found: list[Passage]) -> tuple[str, dict[str, Any]]:

@@ -108,9 +108,9 @@ def distinct_words(texts: list[str]) -> list[set[str]]:
     return [{word for word in words if passages_with[word] == 1} for words in each]
 
 
-def passages_and_own_words(texts: list[str | Passage]) -> list[tuple[str, set[str]]]:
+def passages_and_own_words(documents: list[str | Passage]) -> list[tuple[str, set[str]]]:
     """The corpus's passages, each with its distinct words."""
-    found = passages(texts)
+    found = passages(documents)
     return list(zip(found, distinct_words(found)))
 
 
@@ -191,7 +191,7 @@ def fact_cue(sentence: str, fact: list[str], templates: tuple[str, ...], rng: ra
     return rng.choice(templates).format(" ".join(asked)) if asked else None
 
 
-def examples(texts: list[str | Passage], cues: int, seed: int, subject: str = "") -> list[tuple[str, str]]:
+def examples(documents: list[str | Passage], cues: int, seed: int, subject: str = "") -> list[tuple[str, str]]:
     """(prompt, target) pairs: each passage once on its own and after ``cues`` different cues: the
     first half :func:`cue`, the second :func:`fact_cue`, every fact of the passage asked for before
     any is asked again, and as many more as it has facts beyond them (an opening passage states four
@@ -201,7 +201,7 @@ def examples(texts: list[str | Passage], cues: int, seed: int, subject: str = ""
     the passage does not)."""
     rng = random.Random(seed)
     pairs = []
-    for passage, distinct in passages_and_own_words(texts):
+    for passage, distinct in passages_and_own_words(documents):
         pairs.append(("", passage))
         stated = facts(passage, subject)
         rng.shuffle(stated)
@@ -213,14 +213,14 @@ def examples(texts: list[str | Passage], cues: int, seed: int, subject: str = ""
     return pairs
 
 
-def probes(texts: list[str | Passage], seed: int = 1, subject: str = "") -> list[tuple[str, list[str], str]]:
+def probes(documents: list[str | Passage], seed: int = 1, subject: str = "") -> list[tuple[str, list[str], str]]:
     """(prompt, keys, passage): each passage's check. The prompt is a cue the card was not trained on,
     naming the ``subject`` as a question would where the passage leaves it implicit; the keys are the
     passage's names and numbers that the cue leaves out, which the card must write back (its
     content words when it has none)."""
     rng = random.Random(f"probe-{seed}")
     found = []
-    for passage, distinct in passages_and_own_words(texts):
+    for passage, distinct in passages_and_own_words(documents):
         asked = cue(passage, rng, subject, distinct)
         keys = left_out(passage, asked)
         keys = keys or [word for word in content_words(passage) if word.lower() not in words_of(asked, CUE_WORD)][:3]
