@@ -37,8 +37,8 @@ from kcard_core.models import TRAINING_BASE
               help="The bottom share of the base's layers kept as they are (0.5: half): faster steps and "
                    "less memory, but less recall [0: every layer trains].")
 @click.option("--focus/--no-focus", default=None,
-              help="After each pass, train a passage the card already writes back on its text alone, not "
-                   "after its cues: about half the time, but fewer right answers [memorise: no].")
+              help="After each pass, rest each training row the card already writes back word for word (for "
+                   "1, then 2, then 4 passes while it keeps doing so): fewer steps [memorise: no].")
 @click.option("--steps", type=click.IntRange(min=1), default=None, help="Optimizer steps instead of epochs [cpu: 200].")
 @click.option("--seq-len", type=click.IntRange(min=8), default=None)
 @click.option("--batch-size", type=click.IntRange(min=1), default=None)

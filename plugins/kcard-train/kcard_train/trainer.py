@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import itertools
 import json
 import math
 import random
@@ -26,7 +27,7 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Iterator
 
 import click
 import torch
@@ -57,7 +58,7 @@ class Recipe:
     train_embeddings: bool = True  # False: the token embeddings (and an output layer tied to them) stay the base's
     frozen: float = 0.0  # the bottom share of the decoder's layers that stays the base's (0: none, 1: every one)
     bf16: bool | None = None  # matrix products in bfloat16 (weights stay fp32); None: where the hardware has it
-    focus: bool = False  # with cues: after a pass, a passage the card writes back is trained on its text alone
+    focus: bool = False  # a pass trains only the rows not yet written back (:class:`Resting`)
 
     def with_(self, **changes) -> "Recipe":
         return replace(self, **changes)
@@ -123,28 +124,26 @@ CARD_TOKENS = 64  # what a card writes at most, unless its passages are longer (
 PAD = -100  # marks padding in rows and prompt tokens in labels: no loss there
 
 
-def blocks(tokenizer, pairs: list[tuple[str, str]], seq_len: int) -> tuple[torch.Tensor, torch.Tensor, list[int]]:
-    """(ids, labels, origin): each (prompt, target) in rows of its own, the target ending with EOS, cut
-    at seq_len and padded; labels hide the prompt, so the loss is on the target only; ``origin[row]``
-    is the position in ``pairs`` of the pair the row comes from.
+def blocks(tokenizer, pairs: list[tuple[str, str]], seq_len: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(ids, labels): each (prompt, target) in rows of its own, the target ending with EOS, cut at
+    seq_len and padded; labels hide the prompt, so the loss is on the target only.
 
     Documents are not packed into one stream: the model would learn which document follows which
     (the stream's order never changes) and, asked about one race, write the report that came next.
     """
-    rows, labels, origin = [], [], []
-    for number, (prompt, target) in enumerate(pairs):
+    rows, labels = [], []
+    for prompt, target in pairs:
         head = tokenizer(prompt, add_special_tokens=False)["input_ids"] if prompt else []
         ids = head + tokenizer(target, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
         masked = [PAD] * len(head) + ids[len(head):]
         for start in range(0, len(ids), seq_len):
             rows.append(ids[start:start + seq_len])
             labels.append(masked[start:start + seq_len])
-            origin.append(number)
     if len(rows) < 2:
         raise KcardError(f"the corpus makes {len(rows)} training rows: at least 2 are needed")
     width = max(map(len, rows))
     return (torch.tensor([row + [PAD] * (width - len(row)) for row in rows]),
-            torch.tensor([row + [PAD] * (width - len(row)) for row in labels]), origin)
+            torch.tensor([row + [PAD] * (width - len(row)) for row in labels]))
 
 
 WIDTH_STEP = 8  # a batch is padded to a multiple of this many tokens
@@ -157,33 +156,46 @@ def round_up(count: int, step: int) -> int:
 
 
 def loss_of(model, ids: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """The language-model loss on a batch of rows, trimmed to its longest row rounded up to
-    ``WIDTH_STEP``: the mean cross-entropy of each labelled token given the ones before it. Only the
-    positions that predict a labelled token go through the output layer (:class:`ChunkedLoss`).
-    A step's tensors thus take few distinct sizes, so the blocks one step frees fit the next."""
+    """The language-model loss on a batch of rows (:func:`scored`)."""
+    return scored(model, ids, labels)[0]
+
+
+def scored(model, ids: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(the language-model loss on a batch of rows: the mean cross-entropy of each labelled token given
+    the ones before it, whether each row was written back), the batch trimmed to its longest row rounded
+    up to ``WIDTH_STEP``. A row is written back where every labelled token was the model's likeliest
+    next token: greedy decoding after the row's unlabelled start would write its labelled text word for
+    word. Only the positions that predict a labelled token go through the output layer
+    (:class:`ChunkedLoss`). A step's tensors thus take few distinct sizes, so the blocks one step frees fit
+    the next."""
     width = min(ids.shape[1], round_up(int((ids != PAD).sum(1).max()), WIDTH_STEP))
     ids, labels = ids[:, :width].to(model.device), labels[:, :width].to(model.device)
     mask = ids != PAD
     hidden = model.get_decoder()(input_ids=ids.masked_fill(~mask, 0), attention_mask=mask.long()).last_hidden_state
     targets = labels[:, 1:]
-    scored = targets != PAD
-    hidden, weight = hidden[:, :-1][scored], model.get_output_embeddings().weight
+    labelled = targets != PAD
+    hidden, weight = hidden[:, :-1][labelled], model.get_output_embeddings().weight
     if torch.is_grad_enabled() and (hidden.requires_grad or weight.requires_grad):
-        return ChunkedLoss.apply(hidden, weight, targets[scored])
-    return chunked_loss(hidden, weight, targets[scored])[0]
+        loss, hits = ChunkedLoss.apply(hidden, weight, targets[labelled])
+    else:
+        loss, _, _, hits = chunked_loss(hidden, weight, targets[labelled])
+    misses = torch.zeros(len(ids), dtype=torch.long, device=ids.device)
+    misses.index_add_(0, labelled.nonzero()[:, 0], (~hits).long())
+    return loss, misses == 0
 
 
 def chunked_loss(hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor, grad_hidden: bool = False,
-                 grad_weight: bool = False) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
+                 grad_weight: bool = False) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None, torch.Tensor]:
     """(the mean cross-entropy of the logits ``hidden @ weight.T`` against ``targets``, its gradient
-    with respect to ``hidden`` or None, to ``weight`` or None). The logits exist for at most
-    ``LOSS_ROWS`` positions at once, each chunk padded to a multiple of ``LOSS_STEP``; products are
-    in autocast's precision where autocast is on, the loss in float32."""
+    with respect to ``hidden`` or None, to ``weight`` or None, whether each target is its logits' largest).
+    The logits exist for at most ``LOSS_ROWS`` positions at once, each chunk padded to a multiple of
+    ``LOSS_STEP``; products are in autocast's precision where autocast is on, the loss in float32."""
     kind = hidden.device.type
     dtype = torch.get_autocast_dtype(kind) if torch.is_autocast_enabled(kind) else weight.dtype
     matrix, count = weight.detach().to(dtype), max(1, len(targets))
     d_hidden = torch.zeros_like(hidden) if grad_hidden else None
     d_weight = torch.zeros_like(weight) if grad_weight else None
+    hits = torch.zeros(len(targets), dtype=torch.bool, device=hidden.device)
     total = torch.zeros((), dtype=torch.float32, device=hidden.device)
     for start in range(0, len(targets), LOSS_ROWS):
         rows = min(LOSS_ROWS, len(targets) - start)
@@ -192,6 +204,7 @@ def chunked_loss(hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tens
         goal = torch.nn.functional.pad(targets[start:start + rows], (0, size - rows), value=PAD)
         logits = (chunk @ matrix.T).float()
         total += torch.nn.functional.cross_entropy(logits, goal, ignore_index=PAD, reduction="sum")
+        hits[start:start + rows] = logits[:rows].argmax(-1) == goal[:rows]
         if d_hidden is None and d_weight is None:
             continue
         grad = logits[:rows].softmax(-1)  # d(loss) / d(logits): the softmax less the target's one-hot
@@ -201,21 +214,23 @@ def chunked_loss(hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tens
             d_hidden[start:start + rows] = grad @ matrix
         if d_weight is not None:
             d_weight += (grad.T @ chunk[:rows]).to(weight.dtype)
-    return total / count, d_hidden, d_weight
+    return total / count, d_hidden, d_weight, hits
 
 
 class ChunkedLoss(torch.autograd.Function):
-    """:func:`chunked_loss` for autograd: the gradients are computed with the loss, chunk by chunk,
-    and the backward pass scales them, so no chunk's logits are kept for it."""
+    """:func:`chunked_loss` for autograd, giving (the loss, whether each target is its logits' largest):
+    the gradients are computed with the loss, chunk by chunk, and the backward pass scales them, so no
+    chunk's logits are kept for it."""
 
     @staticmethod
-    def forward(ctx, hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        loss, d_hidden, d_weight = chunked_loss(hidden, weight, targets, *ctx.needs_input_grad[:2])
+    def forward(ctx, hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor):
+        loss, d_hidden, d_weight, hits = chunked_loss(hidden, weight, targets, *ctx.needs_input_grad[:2])
         ctx.save_for_backward(d_hidden, d_weight)
-        return loss
+        ctx.mark_non_differentiable(hits)
+        return loss, hits
 
     @staticmethod
-    def backward(ctx, grad_output: torch.Tensor):
+    def backward(ctx, grad_output: torch.Tensor, _hits):
         d_hidden, d_weight = ctx.saved_tensors
         return (None if d_hidden is None else d_hidden * grad_output,
                 None if d_weight is None else d_weight * grad_output, None)
@@ -365,11 +380,11 @@ def estimate(model, tokenizer, ids: torch.Tensor, labels: torch.Tensor, recipe: 
 
 
 def optimise(model, ids: torch.Tensor, labels: torch.Tensor, recipe: Recipe, check=None,
-             deadline: float | None = None, focus: Callable[[], list[int]] | None = None) -> list[float]:
+             deadline: float | None = None, rest: bool = False) -> list[float]:
     """AdamW with warm-up and linear decay over the recipe's passes; ``check()`` runs after each pass
     and after the last step, and returns True to stop. At ``deadline`` (a time.monotonic() value)
-    training stops after a last ``check()``. ``focus()``, asked after each check, gives the rows the
-    next pass trains on (default: every row); a shorter pass moves the schedule as far as a whole one."""
+    training stops after a last ``check()``. With ``rest``, a pass trains only the rows
+    :class:`Resting` finds due; a shorter pass moves the schedule as far as a whole one."""
     epoch, steps = schedule_of(recipe, len(ids))
     trained = [parameter for parameter in model.parameters() if parameter.requires_grad]  # LoRA: the adapter's
     # fused: one pass over each weight, its gradient and moments (on 2 CPU cores 0.04 s a step for
@@ -383,15 +398,15 @@ def optimise(model, ids: torch.Tensor, labels: torch.Tensor, recipe: Recipe, che
         return min((done + 1) / warmup, max(0.0, (steps - done) / max(1, steps - warmup)))
 
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, rate)
-    losses, rows, generator = [], None, torch.Generator().manual_seed(recipe.seed)
+    losses, rows, generator, resting = [], None, torch.Generator().manual_seed(recipe.seed), Resting(len(ids))
     model.train()
     with click.progressbar(length=steps, label="training", file=sys.stderr,
                            item_show_func=lambda _: f"loss {losses[-1]:.3f}" if losses else "") as bar:
-        while done < steps - 1e-9:
+        for number in itertools.count():
             batches = one_pass(ids, rows, recipe.batch_size, generator)
             stride = epoch / len(batches)
             for batch in batches[:math.ceil((steps - done) / stride - 1e-9)]:
-                loss = loss_of(model, ids[batch], labels[batch])
+                loss, written = scored(model, ids[batch], labels[batch])
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(trained, 1.0)
                 optimizer.step()
@@ -399,25 +414,40 @@ def optimise(model, ids: torch.Tensor, labels: torch.Tensor, recipe: Recipe, che
                 schedule.step()
                 optimizer.zero_grad()
                 losses.append(loss.item())
+                resting.trained(batch, written.tolist(), number)
                 bar.update(round(done) - bar.pos)
                 if deadline is not None and time.monotonic() > deadline:
                     if check:
                         check()
                     return losses
-            if check and check():
+            if check and check() or done >= steps - 1e-9:
                 break
-            if focus and done < steps - 1e-9:
-                rows = focus() or None  # None: every row
+            if rest:
+                rows = resting.due(number + 1) or None  # None: every row
+                click.echo(f"  next pass: {len(rows or ids)} of {len(ids)} rows", err=True)
     return losses
 
 
-def focused_rows(pairs: list[tuple[str, str]], origin: list[int], probes: list[tuple[str, list[str], str]],
-                 missed: list[int]) -> list[int]:
-    """The rows a focused pass trains on: each passage's text alone (``pairs`` without a prompt), and
-    every cued row of a passage that the last recall check did not find written back (``missed``: the
-    positions in ``probes`` it missed) or did not check. ``origin``: each row's position in ``pairs``."""
-    known = {passage for _, _, passage in probes} - {probes[j][2] for j in missed}
-    return [row for row, number in enumerate(origin) if not pairs[number][0] or pairs[number][1] not in known]
+class Resting:
+    """Which training rows a pass needs (spaced repetition, a Leitner schedule): a row the model wrote
+    back (:func:`scored`) at its last step rests for the next pass, and for 2, then ``MAX_REST`` passes
+    after the second and third such steps in a row; a row with any token wrong trains in the next pass."""
+
+    MAX_REST = 4
+
+    def __init__(self, count: int):
+        self.streak, self.next = [0] * count, [0] * count  # written back in a row; the pass each trains in next
+
+    def trained(self, rows: list[int], written: list[bool], number: int) -> None:
+        """Record the step of pass ``number`` on ``rows``, and whether each was ``written`` back."""
+        for row, back in zip(rows, written):
+            self.streak[row] = self.streak[row] + 1 if back else 0
+            rest = min(2 ** (self.streak[row] - 1), self.MAX_REST) if back else 0
+            self.next[row] = number + 1 + rest
+
+    def due(self, number: int) -> list[int]:
+        """The rows pass ``number`` trains on."""
+        return [row for row, due in enumerate(self.next) if due <= number]
 
 
 PATIENCE = 3  # passes without a better recall after which training stops
@@ -626,10 +656,10 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
         recipe = recipe.with_(bf16=bf16_native(model.device))
     if recipe.cues:  # memorise: every passage is trained on, cued; recall is the held-out check
         pairs = memorise.examples(documents, recipe.cues, recipe.seed, subject)
-        ids, labels, origin = blocks(tokenizer, pairs, recipe.seq_len)
-        val_ids, val_labels, _ = blocks(tokenizer, [("", text) for text in texts], recipe.seq_len)
+        ids, labels = blocks(tokenizer, pairs, recipe.seq_len)
+        val_ids, val_labels = blocks(tokenizer, [("", text) for text in texts], recipe.seq_len)
     else:  # continued pre-training: a tenth of the rows is held out for perplexity
-        ids, labels, _ = blocks(tokenizer, [("", text) for text in texts], recipe.seq_len)
+        ids, labels = blocks(tokenizer, [("", text) for text in texts], recipe.seq_len)
         held_out = max(1, len(ids) // 10)
         ids, labels, val_ids, val_labels = ids[held_out:], labels[held_out:], ids[:held_out], labels[:held_out]
     tokens = int((labels != PAD).sum())
@@ -652,13 +682,7 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
             click.echo(f"  recall {progress[-1]['recalled']}/{progress[-1]['passages']}", err=True)
             return progress[-1]["recalled"] == progress[-1]["passages"] or best.stalled(len(progress))
 
-        def focus() -> list[int]:  # the next pass: a passage that comes back on its text alone
-            rows = focused_rows(pairs, origin, probes, progress[-1]["missed"])
-            click.echo(f"  next pass: {len(rows)} of {len(ids)} rows", err=True)
-            return rows
-
-        losses = optimise(model, ids, labels, recipe, check if recipe.cues else None, deadline,
-                          focus if recipe.cues and recipe.focus else None)
+        losses = optimise(model, ids, labels, recipe, check if recipe.cues else None, deadline, recipe.focus)
         if progress and best.number != len(progress):  # a later pass recalled less: the card is the best one
             best.restore(model)
             click.echo(f"  the card is pass {best.number} (recall {best.recalled}), not the last", err=True)

@@ -63,35 +63,61 @@ def test_a_deadline_stops_training_after_one_last_check():
     assert checks == [1, 1]  # after each pass of four steps
 
 
-def test_a_focused_pass_trains_the_rows_focus_gives_and_moves_the_schedule_as_a_whole_one(monkeypatch):
+def test_a_resting_pass_trains_the_rows_due_and_moves_the_schedule_as_a_whole_one(monkeypatch):
     from kcard_train import trainer
 
     trained, checks, rates = [], [], []
-    plain = trainer.loss_of
+    plain = trainer.scored
 
-    def loss_of(model, ids, labels):
-        trained.append(sorted(ids[:, 0].tolist()))  # each row's first token is its number here
-        return plain(model, ids, labels)
+    def scored(model, ids, labels):
+        rows = ids[:, 0]  # each row's first token is its number here
+        trained.append(sorted(rows.tolist()))
+        return plain(model, ids, labels)[0], rows < 6  # rows 0 to 5 written back, 6 and 7 not
 
-    monkeypatch.setattr(trainer, "loss_of", loss_of)
+    monkeypatch.setattr(trainer, "scored", scored)
     monkeypatch.setattr(torch.optim.AdamW, "step", lambda self, *_: rates.append(self.param_groups[0]["lr"]))
     ids = torch.arange(8).unsqueeze(1).repeat(1, 5)
     losses = optimise(Tiny(), ids, ids.clone(), Recipe(steps=None, epochs=3, batch_size=2, lr=1.0, warmup_ratio=0),
-                      check=lambda: checks.append(1), focus=lambda: [0, 1])
-    assert len(losses) == 6 and checks == [1, 1, 1]  # four steps, then two passes of one step each
-    assert sorted(row for batch in trained[:4] for row in batch) == list(range(8)) and trained[4:] == [[0, 1]] * 2
-    assert rates == pytest.approx([1, 1, 10 / 11, 9 / 11, 8 / 11, 4 / 11])  # a short pass: a whole pass's decay
+                      check=lambda: checks.append(1), rest=True)
+    assert len(losses) == 9 and checks == [1, 1, 1]  # every row, rows 6 and 7 (0 to 5 rest), every row again
+    assert sorted(row for batch in trained[:4] for row in batch) == list(range(8)) and trained[4] == [6, 7]
+    assert sorted(row for batch in trained[5:] for row in batch) == list(range(8))
+    assert rates == pytest.approx([n / 11 for n in (11, 11, 10, 9, 8, 4, 3, 2, 1)])  # a short pass: a whole pass's decay
 
 
-def test_a_focused_pass_drills_only_the_passages_not_written_back():
-    from kcard_train.trainer import focused_rows
+def test_a_row_written_back_rests_longer_each_time_in_a_row_and_a_miss_brings_it_back():
+    from kcard_train.trainer import Resting
 
-    pairs = [("", "alpha"), ("cue a\n", "alpha"), ("", "beta"), ("cue b\n", "beta"),
-             ("", "gamma"), ("cue c\n", "gamma")]
-    origin = [0, 1, 1, 2, 3, 4, 5]  # the second pair is two rows long
-    probes = [("a?\n", ["A"], "alpha"), ("b?\n", ["B"], "beta")]  # gamma has no probe: never known
-    assert focused_rows(pairs, origin, probes, missed=[1]) == [0, 3, 4, 5, 6]  # alpha's cue rows rest
-    assert focused_rows(pairs, origin, probes, missed=[0, 1]) == list(range(7))
+    resting = Resting(3)
+    assert resting.due(0) == [0, 1, 2]
+    resting.trained([0, 1, 2], [True, False, True], 0)
+    assert resting.due(1) == [1] and resting.due(2) == [0, 1, 2]
+    for number, due in [(2, 5), (5, 10), (10, 10 + 1 + Resting.MAX_REST)]:  # rests of 1, 2, 4, then at most 4
+        resting.trained([0], [True], number)
+        assert 0 not in resting.due(due - 1) and 0 in resting.due(due)
+    resting.trained([0], [False], 15)
+    assert 0 in resting.due(16)
+
+
+def test_a_row_is_written_back_exactly_when_greedy_decoding_writes_its_text():
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from kcard_train.trainer import PAD, scored
+
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(LlamaConfig(vocab_size=50, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+                                         num_attention_heads=2, num_key_value_heads=1)).eval()
+    prompt = torch.randint(1, 50, (1, 4))
+    greedy = model.generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=5, do_sample=False,
+                            pad_token_id=0)
+    other = greedy.clone()
+    other[0, -2] = (other[0, -2] % 49) + 1  # one written token changed
+    ids = torch.cat([greedy, other])
+    labels = ids.clone()
+    labels[:, :4] = PAD  # the prompt: no loss there
+    with torch.no_grad():
+        _, written = scored(model, ids, labels)
+    assert written.tolist() == [True, False]
 
 
 def test_each_pass_batches_every_row_once_by_length_within_windows():
@@ -195,9 +221,10 @@ def test_the_chunked_loss_and_its_gradients_are_the_plain_ones(monkeypatch):
     expected.backward()
     plain = hidden.grad.clone(), weight.grad.clone()
     hidden.grad = weight.grad = None
-    loss = trainer.ChunkedLoss.apply(hidden, weight, targets)
+    loss, hits = trainer.ChunkedLoss.apply(hidden, weight, targets)
     (2 * loss).backward()
     assert torch.allclose(loss, expected.float())
+    assert torch.equal(hits, (hidden @ weight.T).argmax(-1) == targets)
     assert torch.allclose(hidden.grad, 2 * plain[0]) and torch.allclose(weight.grad, 2 * plain[1])
     with torch.no_grad():
         assert torch.allclose(trainer.chunked_loss(hidden, weight, targets)[0], expected.float())

@@ -116,12 +116,12 @@ def test_train_on_a_gpu_writes_a_card_that_runs(tmp_path):
                                                                                     max_tokens=8)) == 2
 
 
-def test_focus_shortens_the_passes_after_the_first_and_is_recorded(tmp_path):
+def test_focus_says_the_rows_of_each_pass_after_the_first_and_is_recorded(tmp_path):
     result = train(tmp_path, "--base", "tiny-random", "--epochs", "2", "--batch-size", "8", "--cues", "2", "--focus",
                    districts=20)
     assert result.exit_code == 0, result.output
     shown = [line.split() for line in result.output.splitlines() if line.strip().startswith("next pass: ")]
-    assert len(shown) == 1 and shown[0][2] == shown[0][4], result.output  # before the second; nothing recalled
+    assert len(shown) == 1 and 0 < int(shown[0][2]) <= int(shown[0][4]), result.output  # before the second
     assert tomllib.loads((tmp_path / "card" / "card.toml").read_text())["training"]["recipe"]["focus"] is True
 
 
