@@ -69,7 +69,7 @@ MEMORISE_EPOCHS, MEMORISE_LR, MEMORISE_CUES = 8, 3e-4, 8  # measured: benchmarks
 
 PRESETS = {
     "memorise": Recipe(steps=None, epochs=MEMORISE_EPOCHS, batch_size=8, lr=MEMORISE_LR, cues=MEMORISE_CUES,
-                       train_embeddings=False),
+                       train_embeddings=False, focus=True),
     "cpu": Recipe(),
     "paper": Recipe(steps=None, epochs=10, batch_size=32, lr=2e-5, weight_decay=1e-5, adam_eps=1e-6,
                     betas=(0.9, 0.98)),
@@ -185,7 +185,8 @@ def scored(model, ids: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor
 
 
 def chunked_loss(hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor, grad_hidden: bool = False,
-                 grad_weight: bool = False) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None, torch.Tensor]:
+                 grad_weight: bool = False) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None,
+                                                     torch.Tensor]:
     """(the mean cross-entropy of the logits ``hidden @ weight.T`` against ``targets``, its gradient
     with respect to ``hidden`` or None, to ``weight`` or None, whether each target is its logits' largest).
     The logits exist for at most ``LOSS_ROWS`` positions at once, each chunk padded to a multiple of
@@ -338,15 +339,19 @@ def typical(batches: list[list[int]], widths: list[int], count: int) -> list[tup
     return sorted(zip(batches, widths), key=lambda pair: abs(pair[1] - mean))[:count]
 
 
+RESTING_SHARE = 0.6  # of its rows a pass after the first trains with ``focus`` (measured: 0.57 to 0.60, train-scale.md)
+
+
 def estimate(model, tokenizer, ids: torch.Tensor, labels: torch.Tensor, recipe: Recipe,
              probes: list[tuple[str, list[str], str]]) -> tuple[float, float]:
-    """(seconds, peak GB) that training will take at most, on this machine. Time: four steps (forward,
-    backward and an AdamW update at learning rate 0, which changes no weight) on the batches of a
-    pass (:func:`passes`) as wide as its mean or nearest to it, the first a warm-up; the median of
-    the others' time per padded token, scaled by the padded tokens of the pass and by the passes (a
-    step's time grows with its tokens on a CPU and hardly at all on a GPU: at the mean width both
-    scale alike); with cues, one batch of the recall check that follows each pass (on a GPU after a
-    warm-up one), scaled the same way.
+    """(seconds, peak GB) that training will take on this machine if no pass stops it early. Time: four
+    steps (forward, backward and an AdamW update at learning rate 0, which changes no weight) on the
+    batches of a pass (:func:`passes`) as wide as its mean or nearest to it, the first a warm-up; the
+    median of the others' time per padded token, scaled by the padded tokens of the pass and by the
+    passes (a step's time grows with its tokens on a CPU and hardly at all on a GPU: at the mean width
+    both scale alike), each pass after the first counted as ``RESTING_SHARE`` of one with ``focus``;
+    with cues, one batch of the recall check that follows each pass (on a GPU after a warm-up one),
+    scaled the same way.
     Memory: as those steps and one more on the pass's widest batch used it (AdamW's moments, the
     gradients and the widest step's activations included)."""
     epoch, steps = schedule_of(recipe, len(ids))
@@ -375,7 +380,9 @@ def estimate(model, tokenizer, ids: torch.Tensor, labels: torch.Tensor, recipe: 
         started = time.perf_counter()
         recall(model, tokenizer, probes[:RECALL_BATCH])
         checking = (time.perf_counter() - started) * math.ceil(len(probes) / RECALL_BATCH) * math.ceil(steps / epoch)
-    training = per_token * sum(widths) * steps / epoch
+    count = steps / epoch  # passes
+    training = per_token * sum(widths) * (min(1.0, count) + max(0.0, count - 1) * RESTING_SHARE
+                                           if recipe.focus else count)
     return training + checking, peak_gb()
 
 
@@ -669,8 +676,8 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
     # the weights change inside: bfloat16 copies of them must not be cached across steps
     with torch.autocast(model.device.type, dtype=torch.bfloat16, enabled=recipe.bf16, cache_enabled=False):
         seconds, memory = estimate(model, tokenizer, ids, labels, recipe, probes)
-        click.echo(f"estimated: at most {seconds / 60:.1f} minutes and about {memory:.1f} GB on this machine"
-                   + (" (less if every passage comes back early)" if recipe.cues else ""), err=True)
+        click.echo(f"estimated: about {seconds / 60:.1f} minutes and {memory:.1f} GB on this machine"
+                   + (" (less if recall stops rising early)" if recipe.cues else ""), err=True)
         before = perplexity(model, val_ids, val_labels, recipe.batch_size)
         progress: list[dict] = []
         best = BestPass()

@@ -82,7 +82,8 @@ def test_a_resting_pass_trains_the_rows_due_and_moves_the_schedule_as_a_whole_on
     assert len(losses) == 9 and checks == [1, 1, 1]  # every row, rows 6 and 7 (0 to 5 rest), every row again
     assert sorted(row for batch in trained[:4] for row in batch) == list(range(8)) and trained[4] == [6, 7]
     assert sorted(row for batch in trained[5:] for row in batch) == list(range(8))
-    assert rates == pytest.approx([n / 11 for n in (11, 11, 10, 9, 8, 4, 3, 2, 1)])  # a short pass: a whole pass's decay
+    # a short pass moves the schedule as far as a whole one
+    assert rates == pytest.approx([n / 11 for n in (11, 11, 10, 9, 8, 4, 3, 2, 1)])
 
 
 def test_a_row_written_back_rests_longer_each_time_in_a_row_and_a_miss_brings_it_back():
