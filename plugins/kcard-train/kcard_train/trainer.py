@@ -69,7 +69,7 @@ MEMORISE_EPOCHS, MEMORISE_LR, MEMORISE_CUES = 8, 3e-4, 8  # measured: benchmarks
 
 PRESETS = {
     "memorise": Recipe(steps=None, epochs=MEMORISE_EPOCHS, batch_size=8, lr=MEMORISE_LR, cues=MEMORISE_CUES,
-                       train_embeddings=False, focus=True),
+                       train_embeddings=False),
     "cpu": Recipe(),
     "paper": Recipe(steps=None, epochs=10, batch_size=32, lr=2e-5, weight_decay=1e-5, adam_eps=1e-6,
                     betas=(0.9, 0.98)),
@@ -676,8 +676,8 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
     # the weights change inside: bfloat16 copies of them must not be cached across steps
     with torch.autocast(model.device.type, dtype=torch.bfloat16, enabled=recipe.bf16, cache_enabled=False):
         seconds, memory = estimate(model, tokenizer, ids, labels, recipe, probes)
-        click.echo(f"estimated: about {seconds / 60:.1f} minutes and {memory:.1f} GB on this machine"
-                   + (" (less if recall stops rising early)" if recipe.cues else ""), err=True)
+        click.echo(f"estimated: at most {seconds / 60:.1f} minutes and about {memory:.1f} GB on this machine"
+                   + (" (less if every passage comes back early)" if recipe.cues else ""), err=True)
         before = perplexity(model, val_ids, val_labels, recipe.batch_size)
         progress: list[dict] = []
         best = BestPass()

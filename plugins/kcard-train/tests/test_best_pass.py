@@ -287,3 +287,14 @@ def test_the_estimate_takes_its_memory_from_the_widest_batch_too(monkeypatch):
     seconds, memory = trainer.estimate(Tiny(), None, ids, ids.clone(), Recipe(steps=4, batch_size=2), [])
     assert len(stepped) == 5 and stepped[-1] == 10  # four timed steps, then the widest batch's
     assert seconds > 0 and memory >= trainer.peak_gb()
+
+
+def test_the_estimate_counts_a_resting_pass_after_the_first_as_its_share_of_a_whole_one(monkeypatch):
+    from kcard_train import trainer
+
+    monkeypatch.setattr(trainer.time, "perf_counter", iter(range(0, 1000, 5)).__next__)  # every step: 5 s
+    ids = torch.tensor([[1] * 4] * 8)
+    whole = trainer.estimate(Tiny(), None, ids, ids.clone(), Recipe(steps=None, epochs=5, batch_size=2), [])[0]
+    resting = trainer.estimate(Tiny(), None, ids, ids.clone(), Recipe(steps=None, epochs=5, batch_size=2,
+                                                                      focus=True), [])[0]
+    assert resting == pytest.approx(whole * (1 + 4 * trainer.RESTING_SHARE) / 5)
