@@ -122,13 +122,13 @@ them.
   the first trained 0.57 to 0.60 of the rows (16.3 KB: 1,352, 1,297, 896, 797, 729, 373, 629 and 659
   of 1,352), so with `--focus` the estimate counts each such pass as 0.6 of a whole one. The 4.3 KB
   text gained less: its recall kept rising, so it ran eight passes where the default had stopped
-  after six. Made the default for a run of `own_card.py --kind lm` (each text's card trained alone),
-  the first five texts answered 87 of 100 with `--card` against 98 at the default (kelderwick 18
-  against 19, halvard 19 / 20, ostrel 16 / 20, tarnby 18 / 20, brackenmoor 16 / 19) in 395 steps
-  against 536, recall 74 against 74 of 77; the run was stopped there and the default left as it
-  was. A short text's card reaches full recall, or stops rising, within four to six passes, and
-  resting its cues cuts the training the questions' other phrasings need: brackenmoor recalled 14
-  of 14 after four passes (54 steps against 112) and answered 16 of 20.
+  after six. On the first five own-card texts, each card trained alone (`own_card.py --kind lm`,
+  the default run the same day on the same host), it answered 87 of 100 with `--card` against 90
+  (kelderwick 18 against 17, halvard 19 / 19, ostrel 16 / 16, tarnby 18 / 18, brackenmoor 16 / 20),
+  in 395 steps against 504 and 805 s against 918, recall 74 against 75 of 77. A short text's card
+  stops within four to six passes either way, and resting cuts the training of the cues the
+  questions' other phrasings lean on: brackenmoor recalled 14 of 14 after four passes (54 steps
+  against 80) and answered 16. So the default stays every cue in every pass.
 - *focused passes* (2026-12-05, not kept; `--focus` until 2026-12-06): after each pass's recall
   check, a passage the card wrote back is trained on in the next pass by its text alone, not after
   its cues as well; a missed one keeps every row. Measured beside *default (again, 2026-12-05)*,
