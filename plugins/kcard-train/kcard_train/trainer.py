@@ -381,8 +381,9 @@ def estimate(model, tokenizer, ids: torch.Tensor, labels: torch.Tensor, recipe: 
         recall(model, tokenizer, probes[:RECALL_BATCH])
         checking = (time.perf_counter() - started) * math.ceil(len(probes) / RECALL_BATCH) * math.ceil(steps / epoch)
     count = steps / epoch  # passes
-    training = per_token * sum(widths) * (min(1.0, count) + max(0.0, count - 1) * RESTING_SHARE
-                                           if recipe.focus else count)
+    if recipe.focus:  # the passes after the first train a share of the rows
+        count = min(1.0, count) + max(0.0, count - 1) * RESTING_SHARE
+    training = per_token * sum(widths) * count
     return training + checking, peak_gb()
 
 
@@ -405,7 +406,8 @@ def optimise(model, ids: torch.Tensor, labels: torch.Tensor, recipe: Recipe, che
         return min((done + 1) / warmup, max(0.0, (steps - done) / max(1, steps - warmup)))
 
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, rate)
-    losses, rows, generator, resting = [], None, torch.Generator().manual_seed(recipe.seed), Resting(len(ids))
+    losses, rows, generator = [], None, torch.Generator().manual_seed(recipe.seed)
+    resting = Resting(len(ids)) if rest else None
     model.train()
     with click.progressbar(length=steps, label="training", file=sys.stderr,
                            item_show_func=lambda _: f"loss {losses[-1]:.3f}" if losses else "") as bar:
@@ -421,7 +423,8 @@ def optimise(model, ids: torch.Tensor, labels: torch.Tensor, recipe: Recipe, che
                 schedule.step()
                 optimizer.zero_grad()
                 losses.append(loss.item())
-                resting.trained(batch, written.tolist(), number)
+                if resting:
+                    resting.trained(batch, written.tolist(), number)
                 bar.update(round(done) - bar.pos)
                 if deadline is not None and time.monotonic() > deadline:
                     if check:
@@ -429,7 +432,7 @@ def optimise(model, ids: torch.Tensor, labels: torch.Tensor, recipe: Recipe, che
                     return losses
             if check and check() or done >= steps - 1e-9:
                 break
-            if rest:
+            if resting:
                 rows = resting.due(number + 1) or None  # None: every row
                 click.echo(f"  next pass: {len(rows or ids)} of {len(ids)} rows", err=True)
     return losses
