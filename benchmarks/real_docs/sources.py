@@ -85,7 +85,10 @@ def content(source: str) -> bytes:
     device = {"man-text": ["-Tutf8", "-P", "-cbou"], "man-pdf": ["-Tpdf"]}[how]
     page = gzip.decompress(Path(where).read_bytes())
     # tables through tbl (-t), as man(1) renders a page that asks for it
-    return subprocess.run(["groff", "-t", "-man", *device], input=page, capture_output=True, check=True).stdout
+    done = subprocess.run(["groff", "-t", "-man", *device], input=page, capture_output=True)
+    if done.returncode:  # groff-base alone renders text, not PDF
+        raise SystemExit(f"groff could not render {where} ({done.stderr.decode().strip()}): apt install groff")
+    return done.stdout
 
 
 def extract(name: str, folder: Path) -> Path:
