@@ -388,10 +388,10 @@ def estimate(model, tokenizer, ids: torch.Tensor, labels: torch.Tensor, recipe: 
 
 
 def optimise(model, ids: torch.Tensor, labels: torch.Tensor, recipe: Recipe, check=None,
-             deadline: float | None = None, rest: bool = False) -> list[float]:
+             deadline: float | None = None) -> list[float]:
     """AdamW with warm-up and linear decay over the recipe's passes; ``check()`` runs after each pass
     and after the last step, and returns True to stop. At ``deadline`` (a time.monotonic() value)
-    training stops after a last ``check()``. With ``rest``, a pass trains only the rows
+    training stops after a last ``check()``. With the recipe's ``focus``, a pass trains only the rows
     :class:`Resting` finds due; a shorter pass moves the schedule as far as a whole one."""
     epoch, steps = schedule_of(recipe, len(ids))
     trained = [parameter for parameter in model.parameters() if parameter.requires_grad]  # LoRA: the adapter's
@@ -407,7 +407,7 @@ def optimise(model, ids: torch.Tensor, labels: torch.Tensor, recipe: Recipe, che
 
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, rate)
     losses, rows, generator = [], None, torch.Generator().manual_seed(recipe.seed)
-    resting = Resting(len(ids)) if rest else None
+    resting = Resting(len(ids)) if recipe.focus else None
     model.train()
     with click.progressbar(length=steps, label="training", file=sys.stderr,
                            item_show_func=lambda _: f"loss {losses[-1]:.3f}" if losses else "") as bar:
@@ -692,7 +692,7 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
             click.echo(f"  recall {progress[-1]['recalled']}/{progress[-1]['passages']}", err=True)
             return progress[-1]["recalled"] == progress[-1]["passages"] or best.stalled(len(progress))
 
-        losses = optimise(model, ids, labels, recipe, check if recipe.cues else None, deadline, recipe.focus)
+        losses = optimise(model, ids, labels, recipe, check if recipe.cues else None, deadline)
         if progress and best.number != len(progress):  # a later pass recalled less: the card is the best one
             best.restore(model)
             click.echo(f"  the card is pass {best.number} (recall {best.recalled}), not the last", err=True)

@@ -77,8 +77,8 @@ def test_a_resting_pass_trains_the_rows_due_and_moves_the_schedule_as_a_whole_on
     monkeypatch.setattr(trainer, "scored", scored)
     monkeypatch.setattr(torch.optim.AdamW, "step", lambda self, *_: rates.append(self.param_groups[0]["lr"]))
     ids = torch.arange(8).unsqueeze(1).repeat(1, 5)
-    losses = optimise(Tiny(), ids, ids.clone(), Recipe(steps=None, epochs=3, batch_size=2, lr=1.0, warmup_ratio=0),
-                      check=lambda: checks.append(1), rest=True)
+    losses = optimise(Tiny(), ids, ids.clone(), Recipe(steps=None, epochs=3, batch_size=2, lr=1.0, warmup_ratio=0,
+                                                       focus=True), check=lambda: checks.append(1))
     assert len(losses) == 9 and checks == [1, 1, 1]  # every row, rows 6 and 7 (0 to 5 rest), every row again
     assert sorted(row for batch in trained[:4] for row in batch) == list(range(8)) and trained[4] == [6, 7]
     assert sorted(row for batch in trained[5:] for row in batch) == list(range(8))
