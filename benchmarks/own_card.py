@@ -262,7 +262,11 @@ other ten LM rows are from before these changes, that run stopped for time); whi
 after them, both cards built afresh. Then every LM card was trained afresh at the memorise preset of
 2026-11-27, which keeps the base model's token embeddings and computes the output layer only where a
 token has a loss (docs/decisions.md): before it LM 19, 20, 17, 19, 18, 19, 18, 18, 19, 17, 18, 19,
-19, 19, 18, 19, 18 (314) and whinmoor 20, trained in 127 to 509 s.
+19, 19, 18, 19, 18 (314) and whinmoor 20, trained in 127 to 509 s. Then, on 2026-12-06, every LM
+card was trained afresh at that day's defaults (every cue in every pass, the best pass kept, a run of
+a section with its heading path) and asked with that day's answer step: before it LM 19, 20, 20, 20,
+19, 18, 20, 19, 16, 19, 16, 19, 19, 19, 18, 19, 15 (315) and whinmoor 19, trained in 73 to 164 s on
+another host.
 Top-down: "said No" = questions whose "Do you need more information?" the base LLM answered No
 (top-down-auto asks the card whose text alone holds a word of the question all the same); "chose
 the card" = questions it gave to this corpus's card.
