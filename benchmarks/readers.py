@@ -171,14 +171,15 @@ completion prompt) unless the row names a chat model, served by llama-cpp-python
 chat messages through `ChatOpenAI`. EM and contains in %; copied sentences: answers of more than
 eight words found word for word in the knowledge where the gold is a short span.
 
-When each row was read: the `own-card-lm` rows before the reading demonstrations of 2026-11-28;
-every other row on 2026-12-05, at that day's defaults: the `midtermqa` rows with the knowledge that
-day's knowledge_lift_heldout.py run stored, the real documents' as `real-docs.md` splits them
-(twenty-six documents, eighteen tuning and eight held out); the `rules` rows last, after that day's
-table change (xz's twenty prompts read its tables as tables since) and the narrowing step, and the
-real documents' `rules` rows once more after the short-answer narrowing (session 41; it reads
-documents' passages only, so the own-card and MidtermQA prompts read as before); every `rules` row
-last after an answer quoted whole came to give what it quotes (session 42).
+When each row was read: the `own-card-lm` rows on 2026-12-06, with the LM cards `own_card.py --kind
+lm --keep` trained that day; every other row on 2026-12-05, at that day's defaults: the `midtermqa`
+rows with the knowledge that day's knowledge_lift_heldout.py run stored, the real documents' as
+`real-docs.md` splits them (twenty-six documents, eighteen tuning and eight held out); the `rules`
+rows last, after that day's table change (xz's twenty prompts read its tables as tables since) and
+the narrowing step, and the real documents' `rules` rows once more after the short-answer narrowing
+(session 41; it reads documents' passages only, so the own-card and MidtermQA prompts read as
+before); every `rules` row last after an answer quoted whole came to give what it quotes (session
+42).
 How each reading change moved these prompts: docs/decisions.md.
 
 {lines}
