@@ -179,7 +179,9 @@ rows last, after that day's table change (xz's twenty prompts read its tables as
 the narrowing step, and the real documents' `rules` rows once more after the short-answer narrowing
 (session 41; it reads documents' passages only, so the own-card and MidtermQA prompts read as
 before); every `rules` row last after an answer quoted whole came to give what it quotes (session
-42).
+42). The `span` rows of the own-card texts and the real documents on 2026-12-06, after where a span
+starts came to count for what the question adds to it (session 47); its MidtermQA rows are from
+before that.
 How each reading change moved these prompts: docs/decisions.md.
 
 {lines}

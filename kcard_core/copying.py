@@ -6,8 +6,15 @@ A backend that reads its model's logits step by step (``Backend.copies``) answer
 a greedy continuation in which every token continues a span of the text or ends the answer; of every
 prefix of those continuations that ends a word, the answer is the one likeliest to be written whole,
 its tokens and then an end, under the model's unmasked distribution, of those holding a token the
-question (``Sampling.asked``) lacks. Nothing here knows a language: it works on token ids and tells
-words apart by Unicode character classes. ``benchmarks/results/span-reading.md`` measures it ("beam").
+question (``Sampling.asked``) lacks. Where the backend is also given the prompt without the question
+(``Sampling.unasked``), where an answer starts counts for what the question adds to it: each span's
+log-likelihood less :data:`PRIOR_WEIGHT` times its first token's log-probability under the prompt
+without the question (:func:`copy_span`), so a span the knowledge makes likely whatever is asked (a
+sentence's opening date, say) gives way to the one this question makes likely. A span that starts
+with one of the question's own tokens gains nothing so: the question makes its own words likelier
+without asking for them. Nothing here knows a language: it works on token ids and tells words apart
+by Unicode character classes.
+``benchmarks/results/span-reading.md`` measures it ("beam").
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from typing import Callable
 import numpy as np
 
 STARTS = 4  # continuations tried, one from each of the likeliest first tokens
+PRIOR_WEIGHT = 0.5  # how much a weighed span's first token counts less its log-probability without the question
 
 
 def log_softmax(logits: np.ndarray) -> np.ndarray:
@@ -90,10 +98,12 @@ ALSO_WORDS = 12  # how many words from a word after a mark :func:`copy_source` t
 @dataclass(frozen=True)
 class Source:
     """A text as :func:`copy_span` copies from it: ``tokens`` (parts of the text, :data:`GAP` between
-    them), the tokens that say nothing new (``blank``) and the positions between words (``cuts``)."""
+    them), the tokens that say nothing new (``blank``: the question's, ``said``, and white space alone) and
+    the positions between words (``cuts``)."""
     tokens: list[int]
     blank: frozenset[int]
     cuts: frozenset[int]
+    said: frozenset[int] = frozenset()
 
 
 def _wordy(ch: str) -> bool:
@@ -126,12 +136,14 @@ def _cuts(tokens: list[int], text_of: Callable[[list[int]], str]) -> tuple[str, 
 
 
 def copy_source(text: str, tokenize: Callable[[str], list[int]], text_of: Callable[[list[int]], str],
-                asked: str = "", narrow: bool = False) -> Source:
+                asked: str = "", narrow: bool = False, any_case: bool = False) -> Source:
     """``text`` to copy answers from: its tokens as they follow a space (as an answer's first word does),
     then, for each word that starts after a mark ("(10 Jun 2016)", "urgency=high", "“Wolverine …”"),
     the next :data:`ALSO_WORDS` words from there tokenized again after a space, each part after a
     :data:`GAP`. ``blank``: the tokens that are white space alone (some tokenizers write " " before a
-    number) and those of ``asked``, the question (a span made of its own words does not answer it).
+    number) and those of ``asked``, the question (a span made of its own words does not answer it);
+    with ``any_case``, of its words in lower case and with a first capital too (a span weighed by what the
+    question adds to where it starts would otherwise echo the question's "every" as a sentence's "Every").
     ``cuts``: where a span of whole words may start and end.
 
     ``narrow``: the text is an answer to narrow to a run of its own white-space words, so only its own
@@ -149,9 +161,12 @@ def copy_source(text: str, tokenize: Callable[[str], list[int]], text_of: Callab
                 part = tokenize(" " + " ".join(whole[at:].split()[:ALSO_WORDS]))
                 cuts |= {len(tokens) + 1 + j for j in _cuts(part, text_of)[1]}
                 tokens += [GAP, *part]
-    said = set(tokenize(" " + " ".join(asked.split()))) if asked.strip() else set()
+    words = asked.split()
+    cases = [words, [word.lower() for word in words], [word[:1].upper() + word[1:] for word in words]] if any_case \
+        else [words]
+    said = {token for case in cases if case for token in tokenize(" " + " ".join(case))}
     empty = {token for token in tokens if token != GAP and not text_of([token]).strip()}
-    return Source(tokens, frozenset(said | empty), frozenset(cuts))
+    return Source(tokens, frozenset(said | empty), frozenset(cuts), frozenset(said))
 
 
 def _spaced(rest: str) -> bool:
@@ -168,19 +183,26 @@ def within(words: int, text_of: Callable[[list[int]], str]) -> Callable[[list[in
 def copy_span(first_logits: np.ndarray, decode: Callable[[CopyMask], object], source: list[int],
               ends: list[int], blank: frozenset[int] = frozenset(), starts: int = STARTS,
               fits: Callable[[list[int]], bool] = lambda tokens: True,
-              cuts: frozenset[int] | None = None) -> list[int]:
+              cuts: frozenset[int] | None = None, unasked_logits: np.ndarray | None = None,
+              said: frozenset[int] = frozenset()) -> list[int]:
     """The tokens of the span of ``source`` likeliest as a whole answer, among those that hold a token not
     in ``blank`` and that ``fits`` (e.g. :func:`within` a length); empty when there is none.
 
     ``first_logits``: the model's logits for the answer's first token; ``decode(mask)`` runs greedy
     decoding from the same prompt with ``mask`` applied at every step (until an end or the token limit).
-    ``cuts``: the positions of ``source`` a span may start and end at (None: any)."""
+    ``cuts``: the positions of ``source`` a span may start and end at (None: any). ``unasked_logits``:
+    the logits for the first token under the prompt without the question; where given, each span's
+    log-likelihood counts less :data:`PRIOR_WEIGHT` times its first token's log-probability there, or
+    under the prompt itself where that token is one of the question's (``said``)."""
     first = log_softmax(first_logits)
+    unasked = None if unasked_logits is None else log_softmax(unasked_logits)
     best: tuple[float, list[int]] = (-np.inf, [])
     at = range(len(source)) if cuts is None else cuts
     firsts = {source[j] for j in at if j < len(source)} - {GAP}
     for token in sorted(firsts, key=lambda t: -first[t])[:starts]:
         mask = CopyMask(source, ends, token, fits, cuts)
         decode(mask)
-        best = max([best, *mask.prefixes(blank)], key=lambda found: found[0])
+        prior = 0.0 if unasked is None else PRIOR_WEIGHT * float((first if token in said else unasked)[token])
+        best = max([best, *((score - prior, tokens) for score, tokens in mask.prefixes(blank))],
+                   key=lambda pair: pair[0])
     return best[1]

@@ -35,7 +35,7 @@ class BackendLLM(LLM):
                        max_tokens=kwargs.get("max_tokens") or self.sampling.max_tokens,
                        favour=tuple(kwargs.get("favour", ())), copy=kwargs.get("copy", ""),
                        asked=kwargs.get("asked", ""), words=kwargs.get("words", 0),
-                       narrow=kwargs.get("narrow", False),
+                       narrow=kwargs.get("narrow", False), unasked=kwargs.get("unasked", ""),
                        favour_bias=self.sampling.favour_bias if favour_bias is None else favour_bias)
 
     def _call(self, prompt: str, stop: list[str] | None = None,
@@ -43,7 +43,8 @@ class BackendLLM(LLM):
         """``max_tokens=N`` (as in ``llm.invoke(prompt, max_tokens=N)``) overrides the default length;
         ``favour=words`` adds the sampling's ``favour_bias`` (or ``favour_bias=B``) to those words' tokens;
         ``copy=text`` makes the answer a span of ``text`` where the backend ``copies``, ``asked=question``
-        keeps it from being made of the question's tokens alone and ``words=N`` from being longer than N words;
+        keeps it from being made of the question's tokens alone and ``words=N`` from being longer than N words,
+        ``unasked=prompt`` (the prompt without the question) weighs where a span starts by what the question adds;
         ``narrow=True`` makes it a run of ``copy``'s whole words (an answer narrowed to its likeliest part)."""
         sampling = self._sampling(stop, kwargs)
         return self.backend.generate(self.model, prompt, n=1, sampling=sampling)[0]

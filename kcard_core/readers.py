@@ -18,7 +18,7 @@ from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableConfig
 
 from kcard_core.llm import BackendLLM
-from kcard_core.text import text_of
+from kcard_core.text import one_line, text_of
 from kcard_core.trace import Trace, Turn
 
 ANSWER_STOP = ["\n"]  # every prompt segment is one line, so is the answer
@@ -75,11 +75,17 @@ class Reader(ABC):
         ``copy`` and ``asked``: a kcard backend whose model ``copies``, :mod:`kcard_core.copying`)."""
         return self.takes_hints and getattr(self.llm.backend, "copies", False)
 
-    def copying(self, prompt: Any, question: str, knowledge: str, words: int = 0) -> Ask:
-        """The request for the span of ``knowledge`` likeliest as the whole answer, made of more than
-        the question's own tokens and of at most ``words`` words (0: any number; only where the reader
-        :attr:`copies`)."""
-        return Ask(prompt, {"copy": knowledge, "asked": question, "words": words})
+    def copying(self, prompt: Any, question: str, knowledge: str, words: int = 0, weighed: bool = False) -> Ask:
+        """The request for the span of ``knowledge`` likeliest as the whole answer to ``question``, made of
+        more than the question's own tokens and of at most ``words`` words (0: any number; only where the
+        reader :attr:`copies`). ``weighed``: where ``prompt`` holds the question, where the span starts
+        counts for what the question adds to it (the prompt without the question goes with the request
+        as ``unasked``: :mod:`kcard_core.copying`)."""
+        asked = one_line(question)
+        hint = {"copy": knowledge, "asked": question, "words": words}
+        if weighed and isinstance(prompt, str) and asked and asked in prompt:
+            hint["unasked"] = prompt.replace(asked, "")
+        return Ask(prompt, hint)
 
     def narrowing(self, prompt: Any, question: str, answer: str) -> Ask:
         """The request for the run of ``answer``'s whole words likeliest, its tokens and then an end, as
@@ -190,8 +196,9 @@ class PlainReader(Reader):
 
 class SpanReader(Reader):
     """A span of the knowledge, the one the base LLM finds likeliest as the whole answer that is not
-    made of the question's own tokens (:mod:`kcard_core.copying`): one ask with ``copy``, where the
-    base LLM runs on a backend that ``copies``. Otherwise (a chat model, a server, no knowledge),
+    made of the question's own tokens, where it starts weighed by what the question adds to it
+    (:mod:`kcard_core.copying`): one ask with ``copy``, where the base LLM runs on a backend that
+    ``copies``. Otherwise (a chat model, a server, no knowledge),
     and where no span comes back, the base LLM's own reply; a trace turn says which path was taken."""
 
     def reading(self, question: str, trace: Trace) -> Generator[Ask, str, str]:
@@ -201,7 +208,7 @@ class SpanReader(Reader):
         elif not self.copies:
             why = f"the base LLM ({type(self.llm).__name__}) gives no logits to copy with"
         else:
-            span = yield self.copying(prompt, question, knowledge)
+            span = yield self.copying(prompt, question, knowledge, weighed=True)
             if span:
                 trace.turns.append(Turn("the answer: the knowledge's span likeliest as a whole answer", span))
                 return span

@@ -27,3 +27,6 @@ class Sampling:
     asked: str = field(default="", repr=False)
     # ``copy`` is an answer to narrow: the span is a run of its whole white-space words
     narrow: bool = field(default=False, repr=False)
+    # the prompt without the question: where a span starts counts for how much likelier the question
+    # makes it (kcard_core/copying.py); "" for the span's likelihood alone
+    unasked: str = field(default="", repr=False)

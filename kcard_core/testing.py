@@ -87,6 +87,10 @@ class BackendTests:
         short = backend.generate(model, f"{text}\nQ: Repeat the sentence.\nA:", n=1,
                                  sampling=replace(sampling, words=2))[0].strip()
         assert short and short in text and len(short.split()) <= 2
+        asked = "Where does the ferry to Osk leave from?"  # weighed by what the question adds: still a span
+        weighed = backend.generate(model, f"{text}\nQ: {asked}\nA:", n=1,
+                                   sampling=replace(sampling, asked=asked, unasked=f"{text}\nQ: \nA:"))[0].strip()
+        assert weighed and weighed in text
         answer = "Pier 4 at 07:15 every weekday"  # an answer to narrow: a run of its whole words comes back
         narrowed = backend.generate(model, f"{text}\nQ: Where does the ferry to Osk leave from?\nA:", n=1,
                                     sampling=replace(sampling, copy=answer, narrow=True))[0].strip()

@@ -72,7 +72,8 @@ def test_a_span_of_white_space_alone_is_no_answer():
 
 
 def test_a_span_made_of_the_question_s_own_tokens_is_no_answer():
-    vocabulary = {" the": 5, " river": 6, " Sabre": 7, " Which": 8, " river?": 9}  # one token a word
+    vocabulary = {" the": 5, " river": 6, " Sabre": 7, " Which": 8, " river?": 9, " which": 1, " River?": 2,
+                  " River": 3}  # one token a word
 
     def tokenize(text: str) -> list[int]:
         return [vocabulary[" " + word] for word in text.split()]
@@ -86,6 +87,8 @@ def test_a_span_made_of_the_question_s_own_tokens_is_no_answer():
     assert source.tokens == [5, 6, 7] and source.blank == frozenset({8, 9})
     said = copy_source("the river Sabre", tokenize, text_of, "Which river").blank
     assert said == frozenset({8, 6})
+    cased = copy_source("the river Sabre", tokenize, text_of, "Which river", any_case=True)
+    assert cased.blank == cased.said == {8, 6, 1, 3}
     model = Table({(): {6: 3.0, 7: 2.0}, (6,): {END: 2.0, 7: 0.0}, (7,): {END: 1.0}})  # "river" is likeliest
     assert copy_span(model.logits([]), model.decode, source.tokens, [END], starts=2) == [6]
     assert copy_span(model.logits([]), model.decode, source.tokens, [END], said, starts=2) == [7]
@@ -197,3 +200,25 @@ def test_a_narrowed_answer_is_its_run_of_words_likeliest_as_a_whole_answer():
     # a run may start after the answer's start where it is likelier as a whole answer
     model.table[()], model.table[(year,)] = {year: 4.0, one: 3.0}, {END: 5.0}
     assert copy_span(model.logits([]), model.decode, source, [END]) == [year]
+
+
+def test_where_a_span_starts_counts_for_what_the_question_adds_to_it():
+    # "5" (a date, say) starts likelier than "7" after the question, but as likely without it; "7" the
+    # question makes likely: less its first token's log-probability without the question, "7" wins
+    asked = Table({(): {5: 3.0, 7: 2.5}, (5,): {END: 3.0}, (7,): {END: 3.0}})
+    alone = Table({(): {5: 3.0, 7: -2.0}})
+    source = [5, 6, 7]
+    assert copy_span(asked.logits([]), asked.decode, source, [END], starts=2) == [5]
+    assert copy_span(asked.logits([]), asked.decode, source, [END], starts=2, unasked_logits=alone.logits([])) == [7]
+    # where "7" is one of the question's own tokens, the question making it likelier is no sign it answers
+    assert copy_span(asked.logits([]), asked.decode, source, [END], starts=2, unasked_logits=alone.logits([]),
+                     said=frozenset({7})) == [5]
+
+
+def test_a_weighed_request_carries_the_prompt_without_the_question():
+    reader = SpanReader(None)
+    prompt = "Question: Who built it?\nKnowledge: Corran and Sons built it in 1867.\nQuestion: Who built it?\nAnswer:"
+    ask = reader.copying(prompt, "Who built it?", "Corran and Sons built it in 1867.", weighed=True)
+    assert ask.hint["unasked"] == "Question: \nKnowledge: Corran and Sons built it in 1867.\nQuestion: \nAnswer:"
+    assert "unasked" not in reader.copying(prompt, "Who built it?", "Corran and Sons built it in 1867.").hint
+    assert "unasked" not in reader.copying(prompt, "Who made it?", "…", weighed=True).hint  # not in the prompt

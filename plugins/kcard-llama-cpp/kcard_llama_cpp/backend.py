@@ -124,25 +124,29 @@ class LoadedModel:
         from llama_cpp import LogitsProcessorList
 
         llama, sampling = self.llama, request.sampling
-        start = len(llama.tokenize(request.prompt.encode("utf-8"), special=True))
 
         def text_of(tokens: list[int]) -> str:
             return llama.detokenize(tokens).decode("utf-8", "replace")
 
         source = copy_source(sampling.copy, lambda text: llama.tokenize(text.encode("utf-8"), add_bos=False),
-                             text_of, sampling.asked, sampling.narrow)
+                             text_of, sampling.asked, sampling.narrow,
+                             any_case=bool(sampling.unasked))
         first: list[np.ndarray] = []
 
-        def run(mask: Callable[[Any, Any], Any], max_tokens: int) -> None:
-            llama.create_completion(request.prompt, max_tokens=max_tokens, temperature=0.0,
+        def run(prompt: str, mask: Callable[[list[int], Any], Any], max_tokens: int) -> None:
+            """Greedy decoding from ``prompt`` under ``mask`` (given the tokens written after the prompt)."""
+            start = len(llama.tokenize(prompt.encode("utf-8"), special=True))
+            llama.create_completion(prompt, max_tokens=max_tokens, temperature=0.0,
                                     stop=list(sampling.stop) or None, stopping_criteria=self.stop_at_bos,
-                                    logits_processor=LogitsProcessorList([mask]))
+                                    logits_processor=LogitsProcessorList([lambda ids, logits: mask(
+                                        ids[start:].tolist(), logits)]))
 
-        run(lambda ids, logits: first.append(np.array(logits)) or logits, 1)
-        span = copy_span(first[0], lambda mask: run(lambda ids, logits: mask(ids[start:].tolist(), logits),
-                                                    sampling.max_tokens),
+        for prompt in filter(None, (sampling.unasked, request.prompt)):  # the first token's logits: without, with
+            run(prompt, lambda written, logits: first.append(np.array(logits)) or logits, 1)
+        span = copy_span(first[-1], lambda mask: run(request.prompt, mask, sampling.max_tokens),
                          source.tokens, self.ends(tuple(sampling.stop) or ("\n",)), source.blank,
-                         fits=within(sampling.words, text_of), cuts=source.cuts)
+                         fits=within(sampling.words, text_of), cuts=source.cuts,
+                         unasked_logits=first[0] if sampling.unasked else None, said=source.said)
         return text_of(span)
 
     def serve(self, requests: list[Request]) -> None:

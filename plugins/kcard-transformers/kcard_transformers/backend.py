@@ -167,7 +167,8 @@ class LoadedModel:
         inputs = self.encode(request.prompt, request.chat)
         start = inputs["input_ids"].shape[1]
         source = copy_source(sampling.copy, lambda text: self.tokenizer.encode(text, add_special_tokens=False),
-                             self.tokenizer.decode, sampling.asked, sampling.narrow)
+                             self.tokenizer.decode, sampling.asked, sampling.narrow,
+                             any_case=bool(sampling.unasked))
         kwargs = self.generate_kwargs(replace(sampling, temperature=0.0, repeat_penalty=1.0))
 
         class Masked(LogitsProcessor):
@@ -188,9 +189,12 @@ class LoadedModel:
 
             first = self.model(input_ids=inputs["input_ids"][:, -1:] if prefix is not None else inputs["input_ids"],
                                attention_mask=inputs["attention_mask"], cache=copy.deepcopy(prefix))
+            unasked = self.model(**self.encode(sampling.unasked, request.chat)).logits[0, -1].float().cpu().numpy() \
+                if sampling.unasked else None  # the first token's logits without the question
             span = copy_span(first.logits[0, -1].float().cpu().numpy(), decode, source.tokens,
                              self.ends(tuple(sampling.stop) or ("\n",)), source.blank,
-                             fits=within(sampling.words, self.tokenizer.decode), cuts=source.cuts)
+                             fits=within(sampling.words, self.tokenizer.decode), cuts=source.cuts,
+                             unasked_logits=unasked, said=source.said)
         return self.tokenizer.decode(span, skip_special_tokens=True)
 
     def generate_together(self, requests: list[Request]) -> list[list[str]]:
