@@ -13,8 +13,8 @@ without the question (:func:`copy_span`), so a span the knowledge makes likely w
 sentence's opening date, say) gives way to the one this question makes likely. A span that starts
 with one of the question's own tokens gains nothing so: the question makes its own words likelier
 without asking for them. Nothing here knows a language: it works on token ids and tells words apart
-by Unicode character classes.
-``benchmarks/results/span-reading.md`` measures it ("beam").
+by Unicode character classes. ``benchmarks/results/span-reading.md`` measures it ("beam"),
+``benchmarks/results/readers.md`` the `span` reader that uses it.
 """
 
 from __future__ import annotations

@@ -198,8 +198,8 @@ class SpanReader(Reader):
     """A span of the knowledge, the one the base LLM finds likeliest as the whole answer that is not
     made of the question's own tokens, where it starts weighed by what the question adds to it
     (:mod:`kcard_core.copying`): one ask with ``copy``, where the base LLM runs on a backend that
-    ``copies``. Otherwise (a chat model, a server, no knowledge),
-    and where no span comes back, the base LLM's own reply; a trace turn says which path was taken."""
+    ``copies``. Otherwise (a chat model, a server, no knowledge), and where no span comes back, the
+    base LLM's own reply; a trace turn says which path was taken."""
 
     def reading(self, question: str, trace: Trace) -> Generator[Ask, str, str]:
         prompt, knowledge = self.prompt(question, trace), trace.knowledge()
