@@ -103,7 +103,7 @@ class Source:
     tokens: list[int]
     blank: frozenset[int]
     cuts: frozenset[int]
-    said: frozenset[int] = frozenset()
+    said: frozenset[int]
 
 
 def _wordy(ch: str) -> bool:

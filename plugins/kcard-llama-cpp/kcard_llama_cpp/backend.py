@@ -131,7 +131,6 @@ class LoadedModel:
         source = copy_source(sampling.copy, lambda text: llama.tokenize(text.encode("utf-8"), add_bos=False),
                              text_of, sampling.asked, sampling.narrow,
                              any_case=bool(sampling.unasked))
-        first: list[np.ndarray] = []
 
         def run(prompt: str, mask: Callable[[list[int], Any], Any], max_tokens: int) -> None:
             """Greedy decoding from ``prompt`` under ``mask`` (given the tokens written after the prompt)."""
@@ -141,12 +140,17 @@ class LoadedModel:
                                     logits_processor=LogitsProcessorList([lambda ids, logits: mask(
                                         ids[start:].tolist(), logits)]))
 
-        for prompt in filter(None, (sampling.unasked, request.prompt)):  # the first token's logits: without, with
-            run(prompt, lambda written, logits: first.append(np.array(logits)) or logits, 1)
-        span = copy_span(first[-1], lambda mask: run(request.prompt, mask, sampling.max_tokens),
+        def first_logits(prompt: str) -> np.ndarray:
+            """The logits for the first token after ``prompt``."""
+            seen: list[np.ndarray] = []
+            run(prompt, lambda written, logits: seen.append(np.array(logits)) or logits, 1)
+            return seen[0]
+
+        unasked = first_logits(sampling.unasked) if sampling.unasked else None  # first: the prompt's cache stays
+        span = copy_span(first_logits(request.prompt), lambda mask: run(request.prompt, mask, sampling.max_tokens),
                          source.tokens, self.ends(tuple(sampling.stop) or ("\n",)), source.blank,
-                         fits=within(sampling.words, text_of), cuts=source.cuts,
-                         unasked_logits=first[0] if sampling.unasked else None, said=source.said)
+                         fits=within(sampling.words, text_of), cuts=source.cuts, unasked_logits=unasked,
+                         said=source.said)
         return text_of(span)
 
     def serve(self, requests: list[Request]) -> None:
