@@ -460,16 +460,18 @@ class Resting:
         return [row for row, due in enumerate(self.next) if due <= number]
 
 
-PATIENCE = 3  # passes without a better recall after which training stops
+PATIENCE = 2  # passes without a better recall after which training stops (docs/decisions.md, 2026-12-06)
+FOCUS_PATIENCE = 3  # the same with ``focus``, where recall dips for a pass while written-back rows rest
 
 
 class BestPass:
     """The trained weights of the pass that recalled most: :meth:`offer` after each pass, :meth:`restore`
-    at the end, :meth:`close` to delete the copy. The copy is a half-precision safetensors file in a
-    temporary folder (a 135M model: 0.27 GB of disk), so it takes no memory while training goes on."""
+    at the end, :meth:`close` to delete the copy; :meth:`stalled` once ``patience`` passes in a row
+    recalled no more than it. The copy is a half-precision safetensors file in a temporary folder (a
+    135M model: 0.27 GB of disk), so it takes no memory while training goes on."""
 
-    def __init__(self):
-        self.recalled, self.number = -1, 0
+    def __init__(self, patience: int = PATIENCE):
+        self.recalled, self.number, self.patience = -1, 0, patience
         self._folder = tempfile.TemporaryDirectory(prefix="kcard-best-pass-")
         self.file = Path(self._folder.name) / "weights.safetensors"
 
@@ -480,8 +482,8 @@ class BestPass:
                        if parameter.requires_grad}, self.file)
 
     def stalled(self, passes: int) -> bool:
-        """Whether the last ``PATIENCE`` of ``passes`` passes recalled no more than the best before them."""
-        return passes - self.number >= PATIENCE
+        """Whether the last ``patience`` of ``passes`` passes recalled no more than the best before them."""
+        return passes - self.number >= self.patience
 
     @torch.no_grad()
     def restore(self, model) -> None:
@@ -683,7 +685,7 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
                    + (" (less if every passage comes back early)" if recipe.cues else ""), err=True)
         before = perplexity(model, val_ids, val_labels, recipe.batch_size)
         progress: list[dict] = []
-        best = BestPass()
+        best = BestPass(FOCUS_PATIENCE if recipe.focus else PATIENCE)
 
         def check() -> bool:  # after each pass: stop once every passage comes back, or recall stalls
             progress.append(recall(model, tokenizer, probes))

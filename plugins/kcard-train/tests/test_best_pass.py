@@ -23,6 +23,8 @@ def test_the_best_pass_is_kept_and_restored():
     best.restore(model)
     assert torch.equal(model.weight, torch.full((2, 4), 2.0))
     assert not best.stalled(2 + PATIENCE - 1) and best.stalled(2 + PATIENCE)  # no better pass since the second
+    best.patience = PATIENCE + 1  # as with --focus
+    assert not best.stalled(2 + PATIENCE) and best.stalled(3 + PATIENCE)
     assert best.file.is_file()  # the copy waits on disk, not in memory
     best.close()
     assert not best.file.parent.exists()
