@@ -106,6 +106,17 @@ them.
 
 ## Recipes, newest first
 
+- *default (again, 2026-12-06, stopping after two passes without better recall)* (the default
+  since): training stops once two passes in a row recall no more than the best pass, not three
+  (`trainer.PATIENCE`; `--focus` keeps three). The card is the best pass either way, so it is the
+  same card wherever no later pass would have recalled more, which holds for every recall sequence
+  recorded at the default (docs/decisions.md, session 48). Kelderwick stopped after six passes
+  instead of seven (102 steps against 119; the same recall after each pass, 17 of 20 right), the
+  4.3 KB text after five instead of six (210 steps against 252; recall 29 of 34 after the third
+  pass, as before; 41 of 60 right against 39). This host ran a step 20 to 25 % slower than on
+  2026-12-05 (2.9 s against 2.4 on the 4.3 KB text, whole run over steps), so the seconds a KB
+  did not fall with the steps. The estimate still counts all eight passes: it said 1,148 s for
+  the 4.3 KB text's 613.
 - *rows written back rest* (2026-12-06, not kept as the default; `--focus`): every
   training step also tells, from the same logits, whether each of its rows was written back (every
   labelled token the model's likeliest, which is when greedy decoding after the row's cue writes
