@@ -113,7 +113,7 @@ them.
   recorded at the default (docs/decisions.md, session 48). Kelderwick stopped after six passes
   instead of seven (102 steps against 119; the same recall after each pass, 17 of 20 right), the
   4.3 KB text after five instead of six (210 steps against 252; recall 29 of 34 after the third
-  pass, as before; 41 of 60 right against 39). This host ran a step 20 to 25 % slower than on
+  pass, as before; 41 of 60 right against 39). This host ran a step 18 to 24 % slower than on
   2026-12-05 (2.9 s against 2.4 on the 4.3 KB text, whole run over steps), so the seconds a KB
   did not fall with the steps. The estimate still counts all eight passes: it said 1,148 s for
   the 4.3 KB text's 613.
