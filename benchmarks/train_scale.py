@@ -80,15 +80,19 @@ def row(kilobytes: int, work: Path, options: list[str], ask: bool = True) -> dic
             "train_seconds": stats["train_seconds"], "seconds_per_kb": round(stats["train_seconds"] / size),
             "peak_gb": round(stats["train_peak_rss_mb"] / 1024, 2), "gpu_peak_gb": trained.get("gpu_peak_gb"),
             "recall": stats["recall"], "recall_by_epoch": stats["recall_by_epoch"], "steps": stats["train_steps"],
-            "estimated_seconds": trained["estimated_seconds"], "questions": len(items), "right_with_card": right,
+            "estimated_seconds": trained["estimated_seconds"],
+            **{key: stats[key] for key in ("estimated_most_seconds", "seconds_after_estimate") if key in stats},
+            "questions": len(items), "right_with_card": right,
             "query_seconds": query_seconds, "device": trained["device"]}
 
 
 def report(rows: list[dict]) -> str:
-    lines = table(["recipe", "text", "KB", "train s", "s / KB", "s / step", "estimated s", "peak GB", "GPU GB",
-                   "recall", "right with `--card`", "device"],
+    lines = table(["recipe", "text", "KB", "train s", "s / KB", "s / step", "estimated s (at most)",
+                   "s after the estimate", "peak GB", "GPU GB", "recall", "right with `--card`", "device"],
                   [[r["recipe"], r["text"], r["kilobytes"], r["train_seconds"], r["seconds_per_kb"],
-                    round(r["train_seconds"] / r["steps"], 2), r["estimated_seconds"], r["peak_gb"],
+                    round(r["train_seconds"] / r["steps"], 2),
+                    f"{r['estimated_seconds']} ({r['estimated_most_seconds']})" if "estimated_most_seconds" in r
+                    else r["estimated_seconds"], r.get("seconds_after_estimate", "–"), r["peak_gb"],
                     r.get("gpu_peak_gb") or "–", r["recall"],
                     "–" if r["right_with_card"] is None else f"{r['right_with_card']} of {r['questions']}",
                     r["device"]] for r in rows])

@@ -342,9 +342,22 @@ def typical(batches: list[list[int]], widths: list[int], count: int) -> list[tup
 RESTING_SHARE = 0.6  # of its rows a pass after the first trains with ``focus`` (measured: 0.57 to 0.60, train-scale.md)
 
 
+TYPICAL_PASSES = 5  # passes before recall stops rising: the median of 21 runs at the defaults (docs/decisions.md)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What training will take on this machine: ``seconds`` where it stops as runs at the defaults
+    typically do (after :data:`TYPICAL_PASSES` passes, if it has more; every pass where nothing stops
+    it early: no cues, or ``focus``), ``most_seconds`` if every pass runs, ``peak_gb`` of memory."""
+    seconds: float
+    most_seconds: float
+    peak_gb: float
+
+
 def estimate(model, tokenizer, ids: torch.Tensor, labels: torch.Tensor, recipe: Recipe,
-             probes: list[tuple[str, list[str], str]]) -> tuple[float, float]:
-    """(seconds, peak GB) that training will take on this machine if no pass stops it early. Time: four
+             probes: list[tuple[str, list[str], str]]) -> Estimate:
+    """What training will take on this machine (:class:`Estimate`). Time: four
     steps (forward, backward and an AdamW update at learning rate 0, which changes no weight) on the
     batches of a pass (:func:`passes`) as wide as its mean or nearest to it, the first a warm-up; the
     median of the others' time per padded token, scaled by the padded tokens of the pass and by the
@@ -379,12 +392,15 @@ def estimate(model, tokenizer, ids: torch.Tensor, labels: torch.Tensor, recipe: 
             recall(model, tokenizer, probes[:1])
         started = time.perf_counter()
         recall(model, tokenizer, probes[:RECALL_BATCH])
-        checking = (time.perf_counter() - started) * math.ceil(len(probes) / RECALL_BATCH) * math.ceil(steps / epoch)
-    count = steps / epoch  # passes
-    if recipe.focus:  # the passes after the first train a share of the rows
-        count = min(1.0, count) + max(0.0, count - 1) * RESTING_SHARE
-    training = per_token * sum(widths) * count
-    return training + checking, peak_gb()
+        checking = (time.perf_counter() - started) * math.ceil(len(probes) / RECALL_BATCH)  # a pass's check
+
+    def seconds(passes: float) -> float:
+        whole = min(1.0, passes) + max(0.0, passes - 1) * (RESTING_SHARE if recipe.focus else 1.0)
+        return per_token * sum(widths) * whole + checking * math.ceil(passes)
+
+    most = steps / epoch
+    stops_early = recipe.cues and not recipe.focus
+    return Estimate(seconds(min(most, TYPICAL_PASSES) if stops_early else most), seconds(most), peak_gb())
 
 
 def optimise(model, ids: torch.Tensor, labels: torch.Tensor, recipe: Recipe, check=None,
@@ -657,6 +673,8 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
         raise KcardError("kcard train writes the card's GGUF with its base's tokenizer: give --base a known model "
                          "name or a .gguf file")
     model, tokenizer, base_name = load_base(base)
+    if torch.device(device).type == "cpu":  # on rows of at most 128 tokens, plain attention's steps take
+        model.set_attn_implementation("eager")  # 10-13 % less time on a CPU than SDPA's (docs/decisions.md)
     if not recipe.train_embeddings:
         model.get_input_embeddings().requires_grad_(False)
     freeze_layers(model, recipe.frozen)
@@ -680,9 +698,12 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
     probes = memorise.probes(documents, subject=subject)
     # the weights change inside: bfloat16 copies of them must not be cached across steps
     with torch.autocast(model.device.type, dtype=torch.bfloat16, enabled=recipe.bf16, cache_enabled=False):
-        seconds, memory = estimate(model, tokenizer, ids, labels, recipe, probes)
-        click.echo(f"estimated: at most {seconds / 60:.1f} minutes and about {memory:.1f} GB on this machine"
-                   + (" (less if every passage comes back early)" if recipe.cues else ""), err=True)
+        expected = estimate(model, tokenizer, ids, labels, recipe, probes)
+        estimated_at = time.perf_counter() - started
+        click.echo(f"estimated: about {expected.seconds / 60:.1f} minutes"
+                   + (f" (at most {expected.most_seconds / 60:.1f} if every pass runs)"
+                      if expected.most_seconds > expected.seconds else "")
+                   + f" and about {expected.peak_gb:.1f} GB on this machine", err=True)
         before = perplexity(model, val_ids, val_labels, recipe.batch_size)
         progress: list[dict] = []
         best = BestPass(FOCUS_PATIENCE if recipe.focus else PATIENCE)
@@ -720,7 +741,10 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
               "recall_by_epoch": [epoch["recalled"] for epoch in progress] or None,
               "best_pass": best.number or None,
               "steps": len(losses), "final_loss": round(losses[-1], 4), "seconds": round(time.perf_counter() - started, 1),
-              "estimated_seconds": round(seconds, 1), "estimated_peak_gb": round(memory, 2),
+              "estimated_seconds": round(expected.seconds, 1),
+              "estimated_most_seconds": round(expected.most_seconds, 1),
+              "estimated_at_seconds": round(estimated_at, 1),  # into the run: the estimate is of what follows
+              "estimated_peak_gb": round(expected.peak_gb, 2),
               "peak_gb": peak_gb(), "gpu_peak_gb": gpu_peak, "device": trained_on,
               "corpus": fingerprint(texts), "recipe": {k: list(v) if isinstance(v, tuple) else v
                                                        for k, v in asdict(recipe).items() if v is not None}}

@@ -286,9 +286,9 @@ def test_the_estimate_takes_its_memory_from_the_widest_batch_too(monkeypatch):
         return loss_of(model, ids, labels)
 
     monkeypatch.setattr(trainer, "loss_of", counted)
-    seconds, memory = trainer.estimate(Tiny(), None, ids, ids.clone(), Recipe(steps=4, batch_size=2), [])
+    expected = trainer.estimate(Tiny(), None, ids, ids.clone(), Recipe(steps=4, batch_size=2), [])
     assert len(stepped) == 5 and stepped[-1] == 10  # four timed steps, then the widest batch's
-    assert seconds > 0 and memory >= trainer.peak_gb()
+    assert expected.seconds > 0 and expected.peak_gb >= trainer.peak_gb()
 
 
 def test_the_estimate_counts_a_resting_pass_after_the_first_as_its_share_of_a_whole_one(monkeypatch):
@@ -296,7 +296,20 @@ def test_the_estimate_counts_a_resting_pass_after_the_first_as_its_share_of_a_wh
 
     monkeypatch.setattr(trainer.time, "perf_counter", iter(range(0, 1000, 5)).__next__)  # every step: 5 s
     ids = torch.tensor([[1] * 4] * 8)
-    whole = trainer.estimate(Tiny(), None, ids, ids.clone(), Recipe(steps=None, epochs=5, batch_size=2), [])[0]
+    whole = trainer.estimate(Tiny(), None, ids, ids.clone(), Recipe(steps=None, epochs=5, batch_size=2), [])
     resting = trainer.estimate(Tiny(), None, ids, ids.clone(), Recipe(steps=None, epochs=5, batch_size=2,
-                                                                      focus=True), [])[0]
-    assert resting == pytest.approx(whole * (1 + 4 * trainer.RESTING_SHARE) / 5)
+                                                                      focus=True), [])
+    assert resting.seconds == resting.most_seconds == pytest.approx(
+        whole.most_seconds * (1 + 4 * trainer.RESTING_SHARE) / 5)
+
+
+def test_the_estimate_expects_a_run_with_cues_to_stop_after_the_typical_passes(monkeypatch):
+    from kcard_train import trainer
+
+    monkeypatch.setattr(trainer.time, "perf_counter", iter(range(0, 1000, 5)).__next__)  # every step: 5 s
+    ids = torch.tensor([[1] * 4] * 8)  # four batches of two a pass
+    cued = trainer.estimate(Tiny(), None, ids, ids.clone(), Recipe(steps=None, epochs=8, batch_size=2, cues=2), [])
+    assert cued.most_seconds == pytest.approx(8 * 4 * 5)  # no probes: the steps alone
+    assert cued.seconds == pytest.approx(trainer.TYPICAL_PASSES * 4 * 5)
+    plain = trainer.estimate(Tiny(), None, ids, ids.clone(), Recipe(steps=None, epochs=8, batch_size=2), [])
+    assert plain.seconds == plain.most_seconds == pytest.approx(8 * 4 * 5)  # nothing stops it early
