@@ -266,7 +266,10 @@ token has a loss (docs/decisions.md): before it LM 19, 20, 17, 19, 18, 19, 18, 1
 card was trained afresh at that day's defaults (every cue in every pass, the best pass kept, a run of
 a section with its heading path) and asked with that day's answer step: before it LM 19, 20, 20, 20,
 19, 18, 20, 19, 16, 19, 16, 19, 19, 19, 18, 19, 15 (315) and whinmoor 19, trained in 73 to 164 s on
-another host.
+another host. Then, later that day, every LM card was trained afresh with plain attention on the CPU
+and training stopping after two passes without better recall (docs/decisions.md, session 49): before
+it LM 17, 19, 16, 18, 20, 19, 20, 16, 17, 16, 17, 17, 17, 19, 18, 19, 17 (302) and whinmoor 13,
+recall 248 of 259 passages (245 since), trained in 114 to 322 s (135 to 234 s since).
 Top-down: "said No" = questions whose "Do you need more information?" the base LLM answered No
 (top-down-auto asks the card whose text alone holds a word of the question all the same); "chose
 the card" = questions it gave to this corpus's card.
