@@ -268,6 +268,10 @@ kelderwick it said 136 s; the run took 100 s because recall stopped rising after
 Timing one step, as it once did, it had said 786 s and 394 s for the same text and code.
 With `--focus` (since 2026-12-06) it counts each pass after the first as 0.6 of a whole one; the
 *rows written back rest* rows' estimates (294, 769 and 2,118 s) were made before it did.
+Since session 49 (2026-12-06) it says two figures, "about" five passes (the median that 21 recorded
+runs at the defaults take before recall stops rising) and "at most" every pass; a row run since shows
+both and the seconds that followed the estimate. For the eighteen own-card texts' LM cards
+(`own-card.md`) "about" came within 30 % of the seconds that followed for 15, "at most" for 5.
 
 Its memory was what four steps of a pass's mean width use: 2.8 GB for the 16.3 KB text, which
 peaked at 4.15 GB, and 2.9 GB for the 4.3 KB text's 4.00. Since 2026-11-28 it also takes a step on
