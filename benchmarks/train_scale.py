@@ -110,8 +110,16 @@ them.
 
 ## Recipes, newest first
 
-- *default (again, 2026-12-06, stopping after two passes without better recall)* (the default
-  since): training stops once two passes in a row recall no more than the best pass, not three
+- *default (again, 2026-12-06, plain attention on the CPU)* (the default since, session 49): the
+  model's plain attention instead of SDPA's on a CPU, 10 to 13 % less time a pass interleaved on the
+  same batches (docs/decisions.md), and the estimate's two figures. The arithmetic's last bits differ,
+  so the runs took other paths: kelderwick 128 s in four passes (recall 13 of 15, 18 of 20 right),
+  the 4.3 KB text 541 s in six (recall 32 of 34, 39 of 60 right). The 4.3 KB text peaked at 4.26 GB
+  against 3.78: plain attention keeps each layer's attention weights for the backward pass, 0.13 GB
+  more at its widest step (2.98 → 3.11 GB, measured apart), and a run of six passes grows more
+  between steps than one of five. The estimate said about 142 s and 431 s for the 109 s and 512 s
+  that followed it.
+- *default (again, 2026-12-06, stopping after two passes without better recall)*: training stops once two passes in a row recall no more than the best pass, not three
   (`trainer.PATIENCE`; `--focus` keeps three). The card is the best pass either way, so it is the
   same card wherever no later pass would have recalled more, which holds for every recall sequence
   recorded at the default (docs/decisions.md, session 48). Kelderwick stopped after six passes
