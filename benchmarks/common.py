@@ -74,8 +74,8 @@ def train_card(text: Path, name: str, out: Path, options: list[str] = ()) -> dic
     return {"train_seconds": round(time.perf_counter() - started, 1), "recall": trained["recall"],
             "recall_by_epoch": trained.get("recall_by_epoch"), "train_steps": trained["steps"],
             "train_peak_rss_mb": round(usage.ru_maxrss / 1024), "train_options": list(options),
-            **({"estimated_seconds": trained["estimated_seconds"],
-                "estimated_most_seconds": trained["estimated_most_seconds"],
+            "estimated_seconds": trained["estimated_seconds"],
+            **({"estimated_most_seconds": trained["estimated_most_seconds"],
                 "seconds_after_estimate": round(trained["seconds"] - trained["estimated_at_seconds"], 1)}
                if "estimated_at_seconds" in trained else {})}
 

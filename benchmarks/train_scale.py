@@ -80,8 +80,8 @@ def row(kilobytes: int, work: Path, options: list[str], ask: bool = True) -> dic
             "train_seconds": stats["train_seconds"], "seconds_per_kb": round(stats["train_seconds"] / size),
             "peak_gb": round(stats["train_peak_rss_mb"] / 1024, 2), "gpu_peak_gb": trained.get("gpu_peak_gb"),
             "recall": stats["recall"], "recall_by_epoch": stats["recall_by_epoch"], "steps": stats["train_steps"],
-            "estimated_seconds": trained["estimated_seconds"],
-            **{key: stats[key] for key in ("estimated_most_seconds", "seconds_after_estimate") if key in stats},
+            **{key: stats[key] for key in ("estimated_seconds", "estimated_most_seconds", "seconds_after_estimate")
+               if key in stats},
             "questions": len(items), "right_with_card": right,
             "query_seconds": query_seconds, "device": trained["device"]}
 
@@ -119,8 +119,9 @@ them.
   more at its widest step (2.98 → 3.11 GB, measured apart), and a run of six passes grows more
   between steps than one of five. The estimate said about 142 s and 431 s for the 109 s and 512 s
   that followed it.
-- *default (again, 2026-12-06, stopping after two passes without better recall)*: training stops once two passes in a row recall no more than the best pass, not three
-  (`trainer.PATIENCE`; `--focus` keeps three). The card is the best pass either way, so it is the
+- *default (again, 2026-12-06, stopping after two passes without better recall)*: training stops
+  once two passes in a row recall no more than the best pass, not three (`trainer.PATIENCE`;
+  `--focus` keeps three). The card is the best pass either way, so it is the
   same card wherever no later pass would have recalled more, which holds for every recall sequence
   recorded at the default (docs/decisions.md, session 48). Kelderwick stopped after six passes
   instead of seven (102 steps against 119; the same recall after each pass, 17 of 20 right), the
