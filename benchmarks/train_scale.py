@@ -110,6 +110,17 @@ them.
 
 ## Recipes, newest first
 
+- *cue rows cut to 12 tokens* and *cue rows cut to 12 tokens, the text twice* (session 50, not
+  kept; a change to `trainer.blocks` measured and not committed): a row that follows a cue trained
+  only its passage's first 12 tokens (and no end of text after them), so that a cue would teach
+  where a passage starts and the passage's own row the rest; in the second, each passage's own row
+  came twice a pass. On kelderwick a step cost 1.45 and 1.35 s against 1.89 and the peak was 2.7 GB
+  against 3.1, but recall rose more slowly (3, 5, 10, 14, 14, 15 and 4, 8, 11, 13, 13, 15 of 15,
+  against 7, 13, 12, 13), so each ran six passes: 148 and 154 s against 128, 18 of 20 right either
+  way. A passage is learned from the rows that hold it: fewer of its tokens a pass, more passes.
+- *learning rate 6e-4* (session 50, not kept; `--train-option=--lr --train-option=6e-4`), twice the
+  preset's: kelderwick recalled 8, 12, 13, 13, 14, 14, 14 of 15, a faster start and then a slower
+  climb, seven passes in 205 s against four in 128, 18 of 20 right.
 - *default (again, 2026-12-06, plain attention on the CPU)* (the default since, session 49): the
   model's plain attention instead of SDPA's on a CPU, 10 to 13 % less time a pass interleaved on the
   same batches (docs/decisions.md), and the estimate's two figures. The arithmetic's last bits differ,
@@ -342,6 +353,16 @@ lower is the growth between steps and the gradients' memory. An optimizer step p
 gradient comes would free each gradient at once, but the global norm that clipping needs is known
 only at the end of the backward pass, and clipping acts: on the 4.3 KB text the norm was above 1 in
 133 of 252 steps (median 1.13, largest 130).
+
+Session 50, the 4.3 KB text at plain attention (330 rows; three passes, `--epochs 3`, one process
+each; peak as the process's own VmHWM): oneDNN keeping 1,024, 64 and 16 kernels peaked at 4.28, 4.16
+and 4.02 GB in 285, 283 and 307 s, with the same recall; steps cut into parts of 512 tokens 4.02 GB
+in 303 s. After ten steps the process held 3.07 GB, of which `malloc_trim` gave back 1.04; over
+thirty steps a trim after every step cost 29 % more time and left the peak where it was (3.43
+against 3.45 GB), since the peak is a wide step's own. glibc mapping blocks of 256 KB or more on
+their own (instead of 1 MB) made the run more than twice as slow, every step's activations faulted
+in afresh. A whole six-pass run at the default peaked at 4.41 GB, its high rising by 0.05 to 0.1 GB
+a pass.
 
 Goal (issue 47): ≤ 1 minute per KB and ≤ 4 GB at every size, the estimate within ±30%.
 Reproduce: `python benchmarks/train_scale.py --size 2 --size 5 --recipe NAME`, with a recipe's
