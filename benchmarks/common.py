@@ -75,9 +75,8 @@ def train_card(text: Path, name: str, out: Path, options: list[str] = ()) -> dic
             "recall_by_epoch": trained.get("recall_by_epoch"), "train_steps": trained["steps"],
             "train_peak_rss_mb": round(usage.ru_maxrss / 1024), "train_options": list(options),
             "estimated_seconds": trained["estimated_seconds"],
-            **({"estimated_most_seconds": trained["estimated_most_seconds"],
-                "seconds_after_estimate": round(trained["seconds"] - trained["estimated_at_seconds"], 1)}
-               if "estimated_at_seconds" in trained else {})}
+            "estimated_most_seconds": trained["estimated_most_seconds"],
+            "seconds_after_estimate": round(trained["seconds"] - trained["estimated_at_seconds"], 1)}
 
 
 def run_seconds(command: list[str], env: dict | None = None, repeat: int = 5) -> float:

@@ -80,8 +80,7 @@ def row(kilobytes: int, work: Path, options: list[str], ask: bool = True) -> dic
             "train_seconds": stats["train_seconds"], "seconds_per_kb": round(stats["train_seconds"] / size),
             "peak_gb": round(stats["train_peak_rss_mb"] / 1024, 2), "gpu_peak_gb": trained.get("gpu_peak_gb"),
             "recall": stats["recall"], "recall_by_epoch": stats["recall_by_epoch"], "steps": stats["train_steps"],
-            **{key: stats[key] for key in ("estimated_seconds", "estimated_most_seconds", "seconds_after_estimate")
-               if key in stats},
+            **{key: stats[key] for key in ("estimated_seconds", "estimated_most_seconds", "seconds_after_estimate")},
             "questions": len(items), "right_with_card": right,
             "query_seconds": query_seconds, "device": trained["device"]}
 
