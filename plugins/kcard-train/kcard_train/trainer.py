@@ -59,6 +59,7 @@ class Recipe:
     frozen: float = 0.0  # the bottom share of the decoder's layers that stays the base's (0: none, 1: every one)
     bf16: bool | None = None  # matrix products in bfloat16 (weights stay fp32); None: where the hardware has it
     focus: bool = False  # a pass trains only the rows not yet written back (:class:`Resting`)
+    recompute_above: int | None = 512  # a CPU step on more padded tokens recomputes its activations (:func:`recompute`)
 
     def with_(self, **changes) -> "Recipe":
         return replace(self, **changes)
@@ -150,6 +151,25 @@ WIDTH_STEP = 8  # a batch is padded to a multiple of this many tokens
 LOSS_STEP, LOSS_ROWS = 64, 256  # positions through the output layer: a multiple of LOSS_STEP, LOSS_ROWS at most at once
 
 
+def recompute(model, tokens: int, above: int | None) -> None:
+    """Set how the next step, on ``tokens`` padded tokens, keeps ``model``'s activations for its
+    backward pass: every decoder layer's, or, with more tokens than ``above`` (None: never), each
+    layer's input alone, the layer computed again in the backward pass (transformers' activation
+    checkpointing, set up on first use). Recomputing holds the activations to about one layer's at a
+    time, for about a third more of that step's time."""
+    from transformers.modeling_layers import GradientCheckpointingLayer
+
+    on = above is not None and tokens > above
+    if on and not getattr(model, "kcard_recomputes", False):
+        enable = getattr(model, "activation_checkpointing_enable", None) or model.gradient_checkpointing_enable
+        enable({"use_reentrant": False})
+        model.kcard_recomputes = True
+    if getattr(model, "kcard_recomputes", False):
+        for module in model.modules():
+            if isinstance(module, GradientCheckpointingLayer):
+                module.gradient_checkpointing = on
+
+
 def round_up(count: int, step: int) -> int:
     """The least multiple of ``step`` that is at least ``count``."""
     return -(-count // step) * step
@@ -171,7 +191,8 @@ def scored(model, ids: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor
     width = min(ids.shape[1], round_up(int((ids != PAD).sum(1).max()), WIDTH_STEP))
     ids, labels = ids[:, :width].to(model.device), labels[:, :width].to(model.device)
     mask = ids != PAD
-    hidden = model.get_decoder()(input_ids=ids.masked_fill(~mask, 0), attention_mask=mask.long()).last_hidden_state
+    hidden = model.get_decoder()(input_ids=ids.masked_fill(~mask, 0), attention_mask=mask.long(),
+                                 use_cache=False).last_hidden_state
     targets = labels[:, 1:]
     labelled = targets != PAD
     hidden, weight = hidden[:, :-1][labelled], model.get_output_embeddings().weight
@@ -377,6 +398,7 @@ def estimate(model, tokenizer, ids: torch.Tensor, labels: torch.Tensor, recipe: 
     def step(batch: list[int]) -> float:
         """One step on ``batch`` (the weights unchanged); its seconds."""
         started = time.perf_counter()
+        recompute(model, padded(ids, batch), recipe.recompute_above)
         loss_of(model, ids[batch], labels[batch]).backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
@@ -431,6 +453,7 @@ def optimise(model, ids: torch.Tensor, labels: torch.Tensor, recipe: Recipe, che
             batches = one_pass(ids, rows, recipe.batch_size, generator)
             stride = epoch / len(batches)
             for batch in batches[:math.ceil((steps - done) / stride - 1e-9)]:
+                recompute(model, padded(ids, batch), recipe.recompute_above)
                 loss, written = scored(model, ids[batch], labels[batch])
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(trained, 1.0)
@@ -675,6 +698,8 @@ def train_card(corpus: list[Path], *, name: str, out_dir: Path, base: str, recip
     model, tokenizer, base_name = load_base(base)
     if torch.device(device).type == "cpu":  # on rows of at most 128 tokens, plain attention's steps take
         model.set_attn_implementation("eager")  # 10-13 % less time on a CPU than SDPA's (docs/decisions.md)
+    else:  # a GPU has the memory to keep every step's activations
+        recipe = recipe.with_(recompute_above=None)
     if not recipe.train_embeddings:
         model.get_input_embeddings().requires_grad_(False)
     freeze_layers(model, recipe.frozen)

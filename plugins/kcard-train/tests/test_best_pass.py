@@ -171,6 +171,40 @@ def test_frozen_layers_keep_the_base_weights_while_the_layers_above_learn():
     assert {name.split(".")[2] for name in changed if name.startswith("model.layers.")} == {"2", "3"}
 
 
+def test_a_wide_step_recomputes_its_activations_with_the_same_loss_and_gradients():
+    from transformers import LlamaConfig, LlamaForCausalLM
+    from transformers.modeling_layers import GradientCheckpointingLayer
+
+    from kcard_train.trainer import PAD, padded, recompute, scored
+
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(LlamaConfig(vocab_size=50, hidden_size=16, intermediate_size=32, num_hidden_layers=3,
+                                         num_attention_heads=2, num_key_value_heads=1)).train()
+    layers = [module for module in model.modules() if isinstance(module, GradientCheckpointingLayer)]
+    ids = torch.randint(1, 50, (4, 9))
+    ids[2, 5:] = PAD
+    labels = ids.clone()
+    labels[:, :3] = PAD
+    tokens = padded(ids, [0, 1, 2, 3])
+    runs = []
+    for above in (None, tokens, tokens - 1):  # never; not this step; this step
+        recompute(model, tokens, above)
+        saved = []  # the elements autograd keeps for the backward pass
+        with torch.autograd.graph.saved_tensors_hooks(lambda tensor: saved.append(tensor.numel()) or tensor,
+                                                      lambda tensor: tensor):
+            loss, _ = scored(model, ids, labels)
+        loss.backward()
+        runs.append((loss.detach(), sum(saved), {name: p.grad.clone() for name, p in model.named_parameters()}))
+        model.zero_grad()
+    assert len(layers) == 3 and all(layer.gradient_checkpointing for layer in layers)
+    (loss, kept, grads), (_, again, _), (recomputed_loss, recomputed, recomputed_grads) = runs
+    assert again == kept and recomputed < kept / 2
+    assert torch.allclose(recomputed_loss, loss)
+    assert all(torch.allclose(recomputed_grads[name], grads[name], atol=1e-6) for name in grads)
+    recompute(model, 8, 512)
+    assert not any(layer.gradient_checkpointing for layer in layers)
+
+
 def test_the_estimate_times_the_batches_as_wide_as_a_pass_on_average():
     from kcard_train.trainer import PAD, padded, typical
 
