@@ -109,6 +109,19 @@ them.
 
 ## Recipes, newest first
 
+- *default (again, 2026-12-06, wide steps recompute their activations)* (the default since, session
+  51): a step on more than 512 padded tokens keeps each decoder layer's input alone and computes the
+  layer again in its backward pass (transformers' activation checkpointing, switched step by step:
+  `Recipe.recompute_above`; on a GPU every step keeps its activations). On the 4.3 KB text that is
+  the 10 widest of a pass's 42 batches, 41 % of its tokens. The loss and gradients are the same (a
+  unit test), and so were recall after every pass and the right answers (kelderwick 18 of 20, the
+  4.3 KB text 39 of 60, the 16.3 KB text 164 of 220). The 4.3 KB text peaked at 3.40 GB against
+  4.26, the 16.3 KB text at 3.43 against 4.24; kelderwick, whose batches are narrower, at 3.08
+  against 3.10. This host ran the unchanged code 31 to 35 % slower than session 50's (three passes
+  over the 4.3 KB text: 374 and 386 s against 285), and the runs took 162 s, 612 s and 2,407 s
+  against 128, 541 and 2,236. The estimate said about 1,388 s and at most 2,221 s for the 16.3 KB
+  text's 2,380 s after it, and about 3.4 GB for each of the two larger texts. The threshold was
+  chosen in Memory.
 - *cue rows cut to 12 tokens* and *cue rows cut to 12 tokens, the text twice* (session 50, not
   kept; a change to `trainer.blocks` measured and not committed): a row that follows a cue trained
   only its passage's first 12 tokens (and no end of text after them), so that a cue would teach
@@ -364,6 +377,15 @@ against 3.45 GB), since the peak is a wide step's own. glibc mapping blocks of 2
 their own (instead of 1 MB) made the run more than twice as slow, every step's activations faulted
 in afresh. A whole six-pass run at the default peaked at 4.41 GB, its high rising by 0.05 to 0.1 GB
 a pass.
+
+Session 51, the same text and the same three passes, a step's activations recomputed above a
+number of padded tokens (peak GB, seconds): never 4.10 and 4.08, 374 and 386; above 768 tokens 3.64,
+403; above 512 3.41 and 3.39, 387 and 384; above 256 3.43, 443. The widest step alone (8 rows of
+128 tokens) went from 3.27 to 2.18 GB and from 5.5 to 7.6 s; a batch 42 tokens wide from 1.6 to
+2.1 s. Below 512 tokens the peak stays at 3.4 GB: what every step holds (weights, gradients,
+AdamW's moments, autocast's copies of the weights) and the blocks glibc keeps set it then, not one
+step's activations. So 512 is the default: the peak of recomputing above 256 tokens, for the time
+of recomputing two fifths of the tokens, which these runs did not tell apart from the host's spread.
 
 Goal (issue 47): ≤ 1 minute per KB and ≤ 4 GB at every size, the estimate within ±30%.
 Reproduce: `python benchmarks/train_scale.py --size 2 --size 5 --recipe NAME`, with a recipe's
