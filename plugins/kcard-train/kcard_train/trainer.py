@@ -159,15 +159,16 @@ def recompute(model, tokens: int, above: int | None) -> None:
     time, for about a third more of that step's time."""
     from transformers.modeling_layers import GradientCheckpointingLayer
 
-    on = above is not None and tokens > above
-    if on and not getattr(model, "kcard_recomputes", False):
+    on, ready = above is not None and tokens > above, getattr(model, "kcard_recomputes", False)
+    if not (on or ready):  # never set up: every layer keeps its activations already
+        return
+    if not ready:
         enable = getattr(model, "activation_checkpointing_enable", None) or model.gradient_checkpointing_enable
         enable({"use_reentrant": False})
         model.kcard_recomputes = True
-    if getattr(model, "kcard_recomputes", False):
-        for module in model.modules():
-            if isinstance(module, GradientCheckpointingLayer):
-                module.gradient_checkpointing = on
+    for module in model.modules():
+        if isinstance(module, GradientCheckpointingLayer):
+            module.gradient_checkpointing = on
 
 
 def round_up(count: int, step: int) -> int:
