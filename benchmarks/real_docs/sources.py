@@ -66,6 +66,11 @@ SOURCES = {
     # groff's HTML book on pic (numbered sections, a grammar; `apt install groff`)
     "orjson": ("README.md", "metadata:orjson-3.8.3", "held-out", "orjson"),
     "pic-reference": ("pic-21.html", "copy:/usr/share/doc/groff-base/html/pic-21.html", "held-out", "pic"),
+    # held out: questions written on 2026-12-07 (session 52) on the code as it stood, run once on it;
+    # libseccomp's changelog ("* Version X - date" over "- item" lines, a title underlined with "=") and
+    # distro's changelog (Markdown without a .md name: "## X (date)" over capitalised labels and bullets)
+    "libseccomp-changelog": ("changelog", "gunzip:/usr/share/doc/libseccomp2/changelog.gz", "held-out", "libseccomp"),
+    "distro-changelog": ("changelog", "gunzip:/usr/share/doc/python3-distro/changelog.gz", "held-out", "distro"),
 }
 
 
