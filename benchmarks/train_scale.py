@@ -269,7 +269,15 @@ section says.
 On 2026-11-28, with the best pass on disk, the same folder (now 344 passages, 3,406 rows) was
 trained with `--max-minutes 28` as a check of memory, not a row: 751 steps (nearly two passes,
 recall 102 and 188 of 344) in 1,865 s, peaking at 3.94 GB; the estimate said at most 143.7 minutes
-and about 3.2 GB. A whole run at today's code has not been measured.
+and about 3.2 GB.
+
+On 2026-12-07 (session 52), at the default of session 51 (wide steps recompute their activations),
+the same folder (341 passages, 3,447 rows) with `--max-minutes 45`, as a check of memory (*default,
+first passes*; its seconds a KB are those of a run cut short): 985 steps, two passes and a quarter
+of a third, recall 96, 209 and 218 of 341, in 3,102 s, peaking at 3.79 GB. A step took 3.15 s
+against 1.78 at 16.3 KB: MPFR's long passages make wide batches, which recompute their activations.
+The estimate said about 103 minutes and at most 165; a whole run at the default has not been
+measured.
 
 ## What limits the time
 
