@@ -174,14 +174,15 @@ eight words found word for word in the knowledge where the gold is a short span.
 When each row was read: the `own-card-lm` rows on 2026-12-06, with the LM cards `own_card.py --kind
 lm --keep` trained that day; every other row on 2026-12-05, at that day's defaults: the `midtermqa`
 rows with the knowledge that day's knowledge_lift_heldout.py run stored, the real documents' as
-`real-docs.md` splits them (twenty-six documents, eighteen tuning and eight held out); the `rules`
+`real-docs.md` splits them (twenty-eight documents, eighteen tuning and ten held out); the `rules`
 rows last, after that day's table change (xz's twenty prompts read its tables as tables since) and
 the narrowing step, and the real documents' `rules` rows once more after the short-answer narrowing
 (session 41; it reads documents' passages only, so the own-card and MidtermQA prompts read as
 before); every `rules` row last after an answer quoted whole came to give what it quotes (session
 42). The `span` rows of the own-card texts and the real documents on 2026-12-06, after where a span
 starts came to count for what the question adds to it (session 47); its MidtermQA rows are from
-before that.
+before that. The real documents' held-out rows of both readers again on 2026-12-07 (session 52), on
+the code as it stood, when two more documents were held out.
 How each reading change moved these prompts: docs/decisions.md.
 
 {lines}
