@@ -221,9 +221,9 @@ a heading path ("orjson › Usage › Serialize" for `OPT_NAIVE_UTC`), or the wr
 sentence. The two documents held out last show it most: 17 of their 19 misses had the gold in the
 knowledge, and the reader named the document's title ("libseccomp" four times), a release's date
 ("2021.7.30" for "/usr/lib/os-release") or a heading ("BACKWARD COMPATIBILITY" for "ImportError").
-The other 54, and 35 held out, are the sentence's or the passage's: BM25 over sentences prefers a short sentence that shares one word with the question
-to a long one that answers it, and the sentence that answers is often the one after the closest ("Available since
-Ninja 1.5." before "There exists a pre-defined pool named console"). Ranking the sentences by
+The other 54, and 35 held out, are the sentence's or the passage's: BM25 over sentences prefers a
+short sentence that shares one word with the question to a long one that answers it, and the
+sentence that answers is often the one after the closest ("Available since Ninja 1.5." before "There exists a pre-defined pool named console"). Ranking the sentences by
 passage and sentence scores together, or within the best passage only, held the gold no more often
 (at most 214, and 210, of 260, against 214 for the closest sentence, before the identifier change);
 giving the reader two sentences held it for 240 but was answered worse (docs/decisions.md). Cargo's
