@@ -40,7 +40,7 @@ from kcard_core.plugins import get_registry
 from kcard_core.scaffold import render_card
 
 sys.path.insert(0, str(HERE / "real_docs"))
-from sources import SOURCES, extract  # noqa: E402
+from sources import SOURCES, extract, files  # noqa: E402
 
 QUESTIONS = HERE / "real_docs"
 MODES = {"card": "bottom-up", "bottom_up": "bottom-up", "top_down_auto": "top-down-auto"}
@@ -269,7 +269,8 @@ def main() -> None:
                 if kind == "lm" and args.keep and not args.trained:
                     shutil.copytree(Path(work) / "trained", args.keep / document, dirs_exist_ok=True)
                 row = {"document": document, "split": SOURCES[document][2], "kind": kind, "questions": 20,
-                       "format": documents.detect(file, file.read_bytes()) if args.format == "auto" else args.format,
+                       "format": args.format if args.format != "auto" else
+                       "+".join(sorted({documents.detect(part, part.read_bytes()) for part in files(file)})),
                        "train_seconds": None, **stats, **ask(document, card, [m for m in modes if m in MODES])}
                 print(json.dumps({k: v for k, v in row.items() if not k.startswith("missed")}), flush=True)
                 if args.save:

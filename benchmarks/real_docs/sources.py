@@ -2,7 +2,7 @@
 
 Nothing here is committed but how to get each document: Debian packages' documentation folders,
 man pages rendered by groff, a toolchain's HTML book and Python packages' METADATA (the README and
-changelog PyPI shows). ``python benchmarks/real_docs/sources.py DIR`` writes them all into DIR.
+changelog PyPI shows). A ``tree:`` source is a folder, copied whole: the card is built from the folder. ``python benchmarks/real_docs/sources.py DIR`` writes them all into DIR.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import email.parser
 import glob
 import gzip
 import hashlib
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -71,6 +72,9 @@ SOURCES = {
     # distro's changelog (Markdown without a .md name: "## X (date)" over capitalised labels and bullets)
     "libseccomp-changelog": ("changelog", "gunzip:/usr/share/doc/libseccomp2/changelog.gz", "held-out", "libseccomp"),
     "distro-changelog": ("changelog", "gunzip:/usr/share/doc/python3-distro/changelog.gz", "held-out", "distro"),
+    # held out: questions written on 2026-12-07 (session 53) before it was first run; a folder as the
+    # corpus: libffi's manual as Texinfo renders it to HTML, one page a node (the libffi-dev package)
+    "libffi-manual": ("html", "tree:/usr/share/doc/libffi8/html", "held-out", "libffi"),
 }
 
 
@@ -97,16 +101,25 @@ def content(source: str) -> bytes:
 
 
 def extract(name: str, folder: Path) -> Path:
-    """Write document ``name`` into ``folder``/``name``/ under its shipped file name; its path."""
+    """Write document ``name`` into ``folder``/``name``/ under its shipped file (or folder) name; its path."""
     file, source, _, _ = SOURCES[name]
     path = folder / name / file
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(content(source))
+    if source.startswith("tree:"):
+        shutil.copytree(source.removeprefix("tree:"), path)
+    else:
+        path.write_bytes(content(source))
     return path
+
+
+def files(path: Path) -> list[Path]:
+    """The files of a document: itself, or those of its folder."""
+    return sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
 
 
 if __name__ == "__main__":
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "real-docs")
     for name in SOURCES:
         path = extract(name, out)
-        print(f"{path}  {path.stat().st_size} bytes  sha256 {hashlib.sha256(path.read_bytes()).hexdigest()[:12]}")
+        data = b"".join(file.read_bytes() for file in files(path))
+        print(f"{path}  {len(data)} bytes  sha256 {hashlib.sha256(data).hexdigest()[:12]}")
