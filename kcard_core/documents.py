@@ -404,12 +404,13 @@ def rst_blocks(content: str) -> list[Block]:
                 continue
             elif isinstance(child, (nodes.bullet_list, nodes.enumerated_list)):
                 blocks.extend(Block(item.astext(), outline.path, "item") for item in child.children)
-            elif isinstance(child, nodes.definition_list):
+            elif isinstance(child, nodes.definition_list):  # each term heads its definition, as a heading does
                 for item in child.children:
-                    term = item.next_node(nodes.term)
-                    definition = item.next_node(nodes.definition)
-                    blocks.append(Block(f"{term.astext() if term else ''}: {definition.astext() if definition else ''}",
-                                        outline.path, "item"))
+                    term, definition = item.next_node(nodes.term), item.next_node(nodes.definition)
+                    outline.enter(level + 0.5, term.astext() if term else "")
+                    if definition is not None:
+                        walk(definition, level + 0.5)
+                    outline.leave(level + 0.5)
             elif isinstance(child, (nodes.literal_block, nodes.doctest_block)):
                 blocks.append(Block(child.astext(), outline.path, "code"))
             elif isinstance(child, nodes.table):
@@ -439,9 +440,14 @@ INLINE = {"a", "span", "b", "i", "em", "strong", "code", "tt", "kbd", "var", "sa
           "small", "mark", "q", "u", "s", "time", "label", "img", "font"}
 
 
+NAVIGATION = 0.5  # a block more than this share of whose words are links' is navigation: a table of
+# contents, "Next: Types, Previous: The Basics, Up: Using libffi [Index]"
+
+
 def html_blocks(content: str) -> list[Block]:
     """HTML through BeautifulSoup: the page's title, its headings and the blocks under them;
-    scripts, styles, navigation, headers and footers left out."""
+    scripts, styles, navigation, headers, footers and marks that link to their own place ("¶") left
+    out, and any block most of whose words are links' (:data:`NAVIGATION`). A definition list's terms head their definitions, as a heading does."""
     from bs4 import BeautifulSoup, NavigableString, Tag, Comment
 
     soup = BeautifulSoup(content, "html.parser")
@@ -450,21 +456,32 @@ def html_blocks(content: str) -> list[Block]:
         element.decompose()
     for element in soup.find_all(attrs={"role": ("navigation", "banner", "contentinfo", "search")}):
         element.decompose()
+    for link in soup.find_all("a", href=re.compile("^#")):  # a mark linking to its own place ("¶", "#")
+        if not re.search(r"\w", link.get_text()):
+            link.decompose()
     root = soup.find("main") or soup.find(attrs={"role": "main"}) or soup.body or soup
     outline, blocks = Outline(), []
     if title and not root.find("h1"):
         outline.enter(0, title)
     loose: list[str] = []
+    links = [0]  # of the loose text's words, those of links
 
     def text(tag) -> str:  # its words, a space where a block or a line break starts, none around inline markup
         return one_line("".join(" " if isinstance(part, Tag) and part.name not in INLINE else
                                 str(part) if isinstance(part, NavigableString) and not isinstance(part, Comment)
                                 else "" for part in tag.descendants))
 
+    def linked(tag) -> int:  # the words of its links
+        return len(tag.get_text(" ").split()) if tag.name == "a" else sum(linked(a) for a in tag.find_all("a"))
+
+    def add(block: Block, link_words: int) -> None:
+        if block.text.strip() and link_words <= NAVIGATION * len(block.text.split()):
+            blocks.append(block)
+
     def flush() -> None:
-        if one_line("".join(loose)):
-            blocks.append(Block("".join(loose), outline.path))
+        add(Block("".join(loose), outline.path), links[0])
         loose.clear()
+        links[0] = 0
 
     def walk(node) -> None:
         for child in node.children:
@@ -480,6 +497,7 @@ def html_blocks(content: str) -> list[Block]:
                 loose.append(" ")
             elif name in INLINE:
                 loose.append(text(child))
+                links[0] += linked(child)
             elif re.fullmatch(r"h[1-6]", name):
                 flush()
                 outline.enter(int(name[1]), text(child))
@@ -488,16 +506,20 @@ def html_blocks(content: str) -> list[Block]:
                 blocks.append(Block(child.get_text(), outline.path, "code"))
             elif name in ("ul", "ol"):
                 flush()
-                blocks.extend(Block(text(item), outline.path, "item") for item in child.find_all("li", recursive=False))
+                for item in child.find_all("li", recursive=False):
+                    add(Block(text(item), outline.path, "item"), linked(item))
             elif name == "dl":
                 flush()
-                term = ""
+                level, terms = (outline.stack[-1][0] if outline.stack else 0) + 0.5, []
                 for part in child.find_all(("dt", "dd"), recursive=False):
                     if part.name == "dt":
-                        term = f"{term}, {text(part)}" if term else text(part)
-                    else:
-                        blocks.append(Block(f"{term}: {text(part)}" if term else text(part), outline.path, "item"))
-                        term = ""
+                        terms.append(text(part))
+                        continue
+                    outline.enter(level, ", ".join(terms))
+                    walk(part)
+                    flush()
+                    outline.leave(level)
+                    terms = []
             elif name == "table":
                 flush()
                 rows = child.find_all("tr")
@@ -507,7 +529,7 @@ def html_blocks(content: str) -> list[Block]:
                     blocks.append(Block(table_row(header, cells), outline.path, "row"))
             elif name in ("p", "li", "dd", "dt", "caption", "figcaption", "address"):
                 flush()
-                blocks.append(Block(text(child), outline.path))
+                add(Block(text(child), outline.path), linked(child))
             else:  # containers (div, section, blockquote …) and unknown elements: what they hold, in order
                 flush()
                 walk(child)
