@@ -447,7 +447,8 @@ NAVIGATION = 0.5  # a block more than this share of whose words are links' is na
 def html_blocks(content: str) -> list[Block]:
     """HTML through BeautifulSoup: the page's title, its headings and the blocks under them;
     scripts, styles, navigation, headers, footers and marks that link to their own place ("¶") left
-    out, and any block most of whose words are links' (:data:`NAVIGATION`). A definition list's terms head their definitions, as a heading does."""
+    out, and any block most of whose words are links' (:data:`NAVIGATION`). A definition list's
+    terms head their definitions, as a heading does."""
     from bs4 import BeautifulSoup, NavigableString, Tag, Comment
 
     soup = BeautifulSoup(content, "html.parser")

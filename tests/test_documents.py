@@ -96,10 +96,12 @@ def test_html_leaves_out_styles_scripts_and_navigation(tmp_path):
     passages = read(tmp_path, "page.html", """<!DOCTYPE html><html><head><title>frob manual</title>
 <style>body { margin: 0; line-height: 1.5; }</style><script>var x = 1;</script></head>
 <body><nav><ul><li>Home</li><li>Other chapter</li></ul></nav>
-<main><div class="header"><p>Next: <a href="b.html">Frob Hooks</a>, Up: <a href="i.html">Top</a> [<a href="x.html">Index</a>]</p></div>
+<main><div class="header"><p>Next: <a href="b.html">Frob Hooks</a>, Up: <a href="i.html">Top</a>
+[<a href="x.html">Index</a>]</p></div>
 <h1>frob</h1><ul class="toc"><li><a href="#o">Options</a></li><li><a href="#e">Examples</a></li></ul>
 <p>frob turns <code>widgets</code> into gadgets.</p><p>See <a href="c.html">frob-config</a> for the settings file.</p>
-<h2>Options<a class="headerlink" href="#options">¶</a></h2><dl><dt><code>-q</code></dt><dd>Print nothing.</dd><dt>-w N</dt><dd>Width, 72 by default.</dd></dl>
+<h2>Options<a class="headerlink" href="#options">¶</a></h2>
+<dl><dt><code>-q</code></dt><dd>Print nothing.</dd><dt>-w N</dt><dd>Width, 72 by default.</dd></dl>
 <h3>Examples</h3><pre>frob -q in.txt
 frob -w 80 in.txt</pre>
 <table><tr><th>code</th><th>meaning</th></tr><tr><td>3</td><td>unreadable widget</td></tr></table>

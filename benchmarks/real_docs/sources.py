@@ -2,7 +2,8 @@
 
 Nothing here is committed but how to get each document: Debian packages' documentation folders,
 man pages rendered by groff, a toolchain's HTML book and Python packages' METADATA (the README and
-changelog PyPI shows). A ``tree:`` source is a folder, copied whole: the card is built from the folder. ``python benchmarks/real_docs/sources.py DIR`` writes them all into DIR.
+changelog PyPI shows). A ``tree:`` source is a folder, copied whole: the card is built from the
+folder. ``python benchmarks/real_docs/sources.py DIR`` writes them all into DIR.
 """
 
 from __future__ import annotations
