@@ -5,8 +5,8 @@ each from where it is installed on these machines: NEWS files, a Debian changelo
 and as PDF, HTML manual pages and a folder of them, Markdown and reST READMEs with changelogs), each
 with 20 questions whose answers need its structure (a release, a date, the section a fact is under, a
 table cell) as well as its sentences (benchmarks/real_docs/NAME.questions.jsonl, written before the
-changes they measure). Eighteen are for tuning; eleven are held out, run once after the changes (sources.py says
-which, and when each was written).
+changes they measure). Eighteen are for tuning; eleven are held out, run once after the changes
+(sources.py says which, and when each was written).
 
 For each, `kcard new card NAME --corpus FILE` at its defaults (no --description, no --subject:
 what kcard proposes) is installed beside the first-party cards and every question is asked with the
@@ -127,7 +127,8 @@ Twenty-nine real documents used as they ship (benchmarks/real_docs/sources.py), 
 (right of 20: a gold answer is in the answer); libffi-manual is a folder of HTML pages, given as the
 corpus whole. A retrieval card is built from each at kcard's defaults (`kcard new card NAME --corpus
 FILE`, the subject and description kcard proposes) and installed beside every first-party card;
-asked with `--card NAME`, bottom-up and top-down-auto over all cards; vanilla is the base LLM alone. 2 CPU cores, one process at a time.
+asked with `--card NAME`, bottom-up and top-down-auto over all cards; vanilla is the base LLM alone.
+2 CPU cores, one process at a time.
 
 {chr(10).join(lines)}
 

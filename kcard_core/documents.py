@@ -465,7 +465,7 @@ def html_blocks(content: str) -> list[Block]:
     if title and not root.find("h1"):
         outline.enter(0, title)
     loose: list[str] = []
-    links = [0]  # of the loose text's words, those of links
+    loose_links = 0  # of the loose text's words, those of links
 
     def text(tag) -> str:  # its words, a space where a block or a line break starts, none around inline markup
         return one_line("".join(" " if isinstance(part, Tag) and part.name not in INLINE else
@@ -480,11 +480,13 @@ def html_blocks(content: str) -> list[Block]:
             blocks.append(block)
 
     def flush() -> None:
-        add(Block("".join(loose), outline.path), links[0])
+        nonlocal loose_links
+        add(Block("".join(loose), outline.path), loose_links)
         loose.clear()
-        links[0] = 0
+        loose_links = 0
 
     def walk(node) -> None:
+        nonlocal loose_links
         for child in node.children:
             if isinstance(child, Comment):
                 continue
@@ -498,7 +500,7 @@ def html_blocks(content: str) -> list[Block]:
                 loose.append(" ")
             elif name in INLINE:
                 loose.append(text(child))
-                links[0] += linked(child)
+                loose_links += linked(child)
             elif re.fullmatch(r"h[1-6]", name):
                 flush()
                 outline.enter(int(name[1]), text(child))
@@ -514,13 +516,15 @@ def html_blocks(content: str) -> list[Block]:
                 level, terms = (outline.stack[-1][0] if outline.stack else 0) + 0.5, []
                 for part in child.find_all(("dt", "dd"), recursive=False):
                     if part.name == "dt":
-                        terms.append(text(part))
+                        terms.append(part)
                         continue
-                    outline.enter(level, ", ".join(terms))
+                    outline.enter(level, ", ".join(map(text, terms)))
                     walk(part)
                     flush()
                     outline.leave(level)
                     terms = []
+                for term in terms:  # a term with no definition after it is text of its own
+                    add(Block(text(term), outline.path, "item"), linked(term))
             elif name == "table":
                 flush()
                 rows = child.find_all("tr")

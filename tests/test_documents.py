@@ -101,7 +101,7 @@ def test_html_leaves_out_styles_scripts_and_navigation(tmp_path):
 <h1>frob</h1><ul class="toc"><li><a href="#o">Options</a></li><li><a href="#e">Examples</a></li></ul>
 <p>frob turns <code>widgets</code> into gadgets.</p><p>See <a href="c.html">frob-config</a> for the settings file.</p>
 <h2>Options<a class="headerlink" href="#options">¶</a></h2>
-<dl><dt><code>-q</code></dt><dd>Print nothing.</dd><dt>-w N</dt><dd>Width, 72 by default.</dd></dl>
+<dl><dt><code>-q</code></dt><dd>Print nothing.</dd><dt>-w N</dt><dd>Width, 72 by default.</dd><dt>-z</dt></dl>
 <h3>Examples</h3><pre>frob -q in.txt
 frob -w 80 in.txt</pre>
 <table><tr><th>code</th><th>meaning</th></tr><tr><td>3</td><td>unreadable widget</td></tr></table>
@@ -115,6 +115,7 @@ frob -w 80 in.txt</pre>
     # a definition list's term heads its definition, as a heading does
     assert {p.contextual() for p in passages} >= {"frob › Options › -q: Print nothing.",
                                                   "frob › Options › -w N: Width, 72 by default."}
+    assert any(p.headings == ("frob", "Options") and p.text.startswith("-z") for p in passages)  # no definition
     code = next(p for p in passages if "frob -w 80" in p.text)
     assert code.headings == ("frob", "Options", "Examples") and "frob -q in.txt" in code.text
     assert any("code: 3; meaning: unreadable widget" in p.text for p in passages)
