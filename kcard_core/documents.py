@@ -79,6 +79,11 @@ class Outline:
         if title:
             self.stack.append((level, title))
 
+    def beneath(self) -> float:
+        """The level just beneath the deepest heading entered: a definition list's term's, which heads
+        its definition."""
+        return (self.stack[-1][0] if self.stack else 0) + 0.5
+
     def leave(self, level: float) -> None:
         """Close every heading at ``level`` or deeper."""
         while self.stack and self.stack[-1][0] >= level:
@@ -407,10 +412,11 @@ def rst_blocks(content: str) -> list[Block]:
             elif isinstance(child, nodes.definition_list):  # each term heads its definition, as a heading does
                 for item in child.children:
                     term, definition = item.next_node(nodes.term), item.next_node(nodes.definition)
-                    outline.enter(level + 0.5, term.astext() if term else "")
+                    under = outline.beneath()
+                    outline.enter(under, term.astext() if term else "")
                     if definition is not None:
-                        walk(definition, level + 0.5)
-                    outline.leave(level + 0.5)
+                        walk(definition, level)
+                    outline.leave(under)
             elif isinstance(child, (nodes.literal_block, nodes.doctest_block)):
                 blocks.append(Block(child.astext(), outline.path, "code"))
             elif isinstance(child, nodes.table):
@@ -473,7 +479,7 @@ def html_blocks(content: str) -> list[Block]:
                                 else "" for part in tag.descendants))
 
     def linked(tag) -> int:  # the words of its links
-        return len(tag.get_text(" ").split()) if tag.name == "a" else sum(linked(a) for a in tag.find_all("a"))
+        return sum(len(a.get_text(" ").split()) for a in ([tag] if tag.name == "a" else tag.find_all("a")))
 
     def add(block: Block, link_words: int) -> None:
         if block.text.strip() and link_words <= NAVIGATION * len(block.text.split()):
@@ -513,7 +519,7 @@ def html_blocks(content: str) -> list[Block]:
                     add(Block(text(item), outline.path, "item"), linked(item))
             elif name == "dl":
                 flush()
-                level, terms = (outline.stack[-1][0] if outline.stack else 0) + 0.5, []
+                level, terms = outline.beneath(), []
                 for part in child.find_all(("dt", "dd"), recursive=False):
                     if part.name == "dt":
                         terms.append(part)
