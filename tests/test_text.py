@@ -1,5 +1,5 @@
-"""Sentences cut where sentences end (not at abbreviations, initials, decimals, quotes); loops told; the part
-of an answer that answers."""
+"""Sentences cut where sentences end (not at abbreviations, initials, decimals, quotes, names with dots);
+loops told; the part of an answer that answers."""
 
 import pytest
 
@@ -17,6 +17,9 @@ from kcard_core.text import answering_part, complete_sentences, copied, looped, 
     ('He said "It is over." Then he left.', ['He said "It is over."', "Then he left."]),
     ("Sen. Raphael Warnock defeated Herschel Walker. Gov. Brian Kemp won too.",
      ["Sen. Raphael Warnock defeated Herschel Walker.", "Gov. Brian Kemp won too."]),
+    ("If loads() receives invalid UTF-8, orjson.JSONDecodeError is raised. Set option=orjson.OPT_UTC_Z.",
+     ["If loads() receives invalid UTF-8, orjson.JSONDecodeError is raised.", "Set option=orjson.OPT_UTC_Z."]),
+    ("版本很好。我们走。", ["版本很好。", "我们走。"]),
 ])
 def test_sentences_end_only_where_sentences_end(text, expected):
     assert sentences(text) == expected
