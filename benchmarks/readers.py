@@ -182,7 +182,10 @@ before); every `rules` row last after an answer quoted whole came to give what i
 42). The `span` rows of the own-card texts and the real documents on 2026-12-06, after where a span
 starts came to count for what the question adds to it (session 47); its MidtermQA rows are from
 before that. The real documents' held-out rows of both readers again on 2026-12-07 (session 52), on
-the code as it stood, when two more documents were held out.
+the code as it stood, when two more documents were held out; their `rules` rows, tuning and held out
+(libffi's folder now among them), once more that day (session 54), after HTML navigation was left out
+and a full stop inside a name stopped ending a sentence, on a host whose CPU has AVX2 alone (its
+seconds about twice the others').
 How each reading change moved these prompts: docs/decisions.md.
 
 {lines}
