@@ -79,16 +79,25 @@ class CopyMask:
         """Whether the first ``k`` written tokens stand in ``source`` between two ``cuts`` (None: anywhere)."""
         return self.cuts is None or any(j in self.cuts and j + k in self.cuts for j in self.where[k - 1])
 
-    def prefixes(self, blank: frozenset[int] = frozenset()) -> list[tuple[float, list[int]]]:
-        """(log-probability of writing it whole and then ending, tokens) for each prefix that holds a
-        token not in ``blank`` (tokens that say nothing new: :func:`copy_source`), ``fits`` and is
-        made of whole words."""
+    def prefixes(self, blank: frozenset[int] = frozenset(),
+                 marks: frozenset[int] = frozenset()) -> list[tuple[float, list[int]]]:
+        """(log-probability of writing it whole and then ending, tokens) for each prefix that says
+        something (:func:`says`), ``fits`` and is made of whole words."""
         found, total = [], 0.0
         for k in range(1, min(len(self.chosen), len(self.ended) - 1) + 1):
             total += self.chosen[k - 1]
-            if not set(self.written[:k]) <= blank and self.fits(self.written[:k]) and self.whole(k):
+            if says(self.written[:k], blank, marks) and self.fits(self.written[:k]) and self.whole(k):
                 found.append((total + self.ended[k], self.written[:k]))
         return found
+
+
+def says(tokens: list[int], blank: frozenset[int], marks: frozenset[int]) -> bool:
+    """Whether a span of ``tokens`` says something: it holds a token that is not in ``blank`` (tokens that
+    say nothing new: :func:`copy_source`) and not one of ``marks`` (tokens of no letter or digit), or it
+    is made of marks alone and one is not in ``blank`` ("$$"). The question's words with a mark beside
+    them say nothing new ("REGULAR EXPRESSIONS ›")."""
+    new = set(tokens) - blank
+    return bool(new) and (not new <= marks or set(tokens) <= marks)
 
 
 GAP = -1  # between the parts of a :class:`Source`: no span crosses it
@@ -98,12 +107,13 @@ ALSO_WORDS = 12  # how many words from a word after a mark :func:`copy_source` t
 @dataclass(frozen=True)
 class Source:
     """A text as :func:`copy_span` copies from it: ``tokens`` (parts of the text, :data:`GAP` between
-    them), the tokens that say nothing new (``blank``: the question's, ``said``, and white space alone) and
-    the positions between words (``cuts``)."""
+    them), the tokens that say nothing new (``blank``: the question's, ``said``, and white space alone),
+    those of no letter or digit (``marks``) and the positions between words (``cuts``)."""
     tokens: list[int]
     blank: frozenset[int]
     cuts: frozenset[int]
     said: frozenset[int]
+    marks: frozenset[int] = frozenset()
 
 
 def _wordy(ch: str) -> bool:
@@ -136,15 +146,15 @@ def _cuts(tokens: list[int], text_of: Callable[[list[int]], str]) -> tuple[str, 
 
 
 def copy_source(text: str, tokenize: Callable[[str], list[int]], text_of: Callable[[list[int]], str],
-                asked: str = "", narrow: bool = False, any_case: bool = False) -> Source:
+                asked: str = "", narrow: bool = False) -> Source:
     """``text`` to copy answers from: its tokens as they follow a space (as an answer's first word does),
     then, for each word that starts after a mark ("(10 Jun 2016)", "urgency=high", "“Wolverine …”"),
     the next :data:`ALSO_WORDS` words from there tokenized again after a space, each part after a
     :data:`GAP`. ``blank``: the tokens that are white space alone (some tokenizers write " " before a
-    number) and those of ``asked``, the question (a span made of its own words does not answer it);
-    with ``any_case``, of its words in lower case and with a first capital too (a span weighed by what the
-    question adds to where it starts would otherwise echo the question's "every" as a sentence's "Every").
-    ``cuts``: where a span of whole words may start and end.
+    number) and those of ``asked``, the question, its words as written, in lower case, with a first
+    capital and in capitals (``said``: a span made of its own words does not answer it, "Every" or
+    "REGULAR EXPRESSIONS" no more than "every" or "regular expressions"). ``marks``: the tokens of no
+    letter or digit. ``cuts``: where a span of whole words may start and end.
 
     ``narrow``: the text is an answer to narrow to a run of its own white-space words, so only its own
     tokens, with ``cuts`` where it goes on with white space, after any marks (where its white-space
@@ -162,11 +172,12 @@ def copy_source(text: str, tokenize: Callable[[str], list[int]], text_of: Callab
                 cuts |= {len(tokens) + 1 + j for j in _cuts(part, text_of)[1]}
                 tokens += [GAP, *part]
     words = asked.split()
-    cases = [words, [word.lower() for word in words], [word[:1].upper() + word[1:] for word in words]] if any_case \
-        else [words]
+    cases = [words, [word.lower() for word in words], [word[:1].upper() + word[1:] for word in words],
+             [word.upper() for word in words]]
     said = {token for case in cases if case for token in tokenize(" " + " ".join(case))}
     empty = {token for token in tokens if token != GAP and not text_of([token]).strip()}
-    return Source(tokens, frozenset(said | empty), frozenset(cuts), frozenset(said))
+    marks = {token for token in tokens if token != GAP and all(_mark(ch) or ch.isspace() for ch in text_of([token]))}
+    return Source(tokens, frozenset(said | empty), frozenset(cuts), frozenset(said), frozenset(marks))
 
 
 def _spaced(rest: str) -> bool:
@@ -184,7 +195,7 @@ def copy_span(first_logits: np.ndarray, decode: Callable[[CopyMask], object], so
               ends: list[int], blank: frozenset[int] = frozenset(), starts: int = STARTS,
               fits: Callable[[list[int]], bool] = lambda tokens: True,
               cuts: frozenset[int] | None = None, unasked_logits: np.ndarray | None = None,
-              said: frozenset[int] = frozenset()) -> list[int]:
+              said: frozenset[int] = frozenset(), marks: frozenset[int] = frozenset()) -> list[int]:
     """The tokens of the span of ``source`` likeliest as a whole answer, among those that hold a token not
     in ``blank`` and that ``fits`` (e.g. :func:`within` a length); empty when there is none.
 
@@ -203,6 +214,6 @@ def copy_span(first_logits: np.ndarray, decode: Callable[[CopyMask], object], so
         mask = CopyMask(source, ends, token, fits, cuts)
         decode(mask)
         prior = 0.0 if unasked is None else PRIOR_WEIGHT * float((first if token in said else unasked)[token])
-        best = max([best, *((score - prior, tokens) for score, tokens in mask.prefixes(blank))],
+        best = max([best, *((score - prior, tokens) for score, tokens in mask.prefixes(blank, marks))],
                    key=lambda pair: pair[0])
     return best[1]

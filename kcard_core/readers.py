@@ -76,11 +76,11 @@ class Reader(ABC):
         return self.takes_hints and getattr(self.llm.backend, "copies", False)
 
     def copying(self, prompt: Any, question: str, knowledge: str, words: int = 0, weighed: bool = False) -> Ask:
-        """The request for the span of ``knowledge`` likeliest as the whole answer to ``question``, made of
-        more than the question's own tokens and of at most ``words`` words (0: any number; only where the
-        reader :attr:`copies`). ``weighed``: where ``prompt`` holds the question, where the span starts
-        counts for what the question adds to it (the prompt without the question goes with the request
-        as ``unasked``: :mod:`kcard_core.copying`)."""
+        """The request for the span of ``knowledge`` likeliest as the whole answer to ``question``, that
+        says more than the question's own words (:func:`kcard_core.copying.says`), of at most ``words``
+        words (0: any number; only where the reader :attr:`copies`). ``weighed``: where ``prompt`` holds
+        the question, where the span starts counts for what the question adds to it (the prompt without
+        the question goes with the request as ``unasked``: :mod:`kcard_core.copying`)."""
         asked = one_line(question)
         hint = {"copy": knowledge, "asked": question, "words": words}
         if weighed and isinstance(prompt, str) and asked and asked in prompt:
@@ -89,7 +89,7 @@ class Reader(ABC):
 
     def narrowing(self, prompt: Any, question: str, answer: str) -> Ask:
         """The request for the run of ``answer``'s whole words likeliest, its tokens and then an end, as
-        the reply to ``prompt``, made of more than the question's own tokens: where greedy decoding
+        the reply to ``prompt``, that says more than the question's own words: where greedy decoding
         would have started and ended that reply had it weighed every run at once (only where the
         reader :attr:`copies`)."""
         return Ask(prompt, {"copy": answer, "narrow": True, "asked": question})
@@ -195,8 +195,8 @@ class PlainReader(Reader):
 
 
 class SpanReader(Reader):
-    """A span of the knowledge, the one the base LLM finds likeliest as the whole answer that is not
-    made of the question's own tokens, where it starts weighed by what the question adds to it
+    """A span of the knowledge, the one the base LLM finds likeliest as the whole answer that says more
+    than the question's own words, where it starts weighed by what the question adds to it
     (:mod:`kcard_core.copying`): one ask with ``copy``, where the base LLM runs on a backend that
     ``copies``. Otherwise (a chat model, a server, no knowledge), and where no span comes back, the
     base LLM's own reply; a trace turn says which path was taken."""

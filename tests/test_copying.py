@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from kcard_core.copying import GAP, CopyMask, copy_source, copy_span, within
+from kcard_core.copying import GAP, CopyMask, copy_source, copy_span, says, within
 from kcard_core.readers import SpanReader
 from kcard_core.testing import ReaderTests
 
@@ -73,7 +73,7 @@ def test_a_span_of_white_space_alone_is_no_answer():
 
 def test_a_span_made_of_the_question_s_own_tokens_is_no_answer():
     vocabulary = {" the": 5, " river": 6, " Sabre": 7, " Which": 8, " river?": 9, " which": 1, " River?": 2,
-                  " River": 3}  # one token a word
+                  " River": 3, " WHICH": 10, " RIVER": 11, " RIVER?": 12}  # one token a word
 
     def tokenize(text: str) -> list[int]:
         return [vocabulary[" " + word] for word in text.split()]
@@ -84,14 +84,20 @@ def test_a_span_made_of_the_question_s_own_tokens_is_no_answer():
         return "".join(names[token] for token in tokens)
 
     source = copy_source("the river Sabre", tokenize, text_of, "Which river?")
-    assert source.tokens == [5, 6, 7] and source.blank == frozenset({8, 9})
+    assert source.tokens == [5, 6, 7] and source.blank == source.said == {8, 9, 1, 2, 10, 12}
     said = copy_source("the river Sabre", tokenize, text_of, "Which river").blank
-    assert said == frozenset({8, 6})
-    cased = copy_source("the river Sabre", tokenize, text_of, "Which river", any_case=True)
-    assert cased.blank == cased.said == {8, 6, 1, 3}
+    assert said == {8, 6, 1, 3, 10, 11}  # the question's words as written, in lower case, with a capital, in capitals
     model = Table({(): {6: 3.0, 7: 2.0}, (6,): {END: 2.0, 7: 0.0}, (7,): {END: 1.0}})  # "river" is likeliest
     assert copy_span(model.logits([]), model.decode, source.tokens, [END], starts=2) == [6]
     assert copy_span(model.logits([]), model.decode, source.tokens, [END], said, starts=2) == [7]
+
+
+def test_the_question_s_words_with_a_mark_beside_them_say_nothing_new():
+    words, blank, marks = 1, frozenset({1}), frozenset({2, 3})  # 1: a word of the question; 2, 3: marks
+    assert not says([words, 2], blank, marks)  # "REGULAR EXPRESSIONS ›" for "… REGULAR EXPRESSIONS section …?"
+    assert not says([words], blank, marks) and not says([], blank, marks)
+    assert says([2, 3], blank, marks)  # marks alone are an answer: "$$", "&:"
+    assert says([words, 4], blank, marks) and says([4, 2], blank, marks)  # a word the question lacks
 
 
 class Pieces:
