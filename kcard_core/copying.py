@@ -196,8 +196,9 @@ def copy_span(first_logits: np.ndarray, decode: Callable[[CopyMask], object], so
               fits: Callable[[list[int]], bool] = lambda tokens: True,
               cuts: frozenset[int] | None = None, unasked_logits: np.ndarray | None = None,
               said: frozenset[int] = frozenset(), marks: frozenset[int] = frozenset()) -> list[int]:
-    """The tokens of the span of ``source`` likeliest as a whole answer, among those that hold a token not
-    in ``blank`` and that ``fits`` (e.g. :func:`within` a length); empty when there is none.
+    """The tokens of the span of ``source`` likeliest as a whole answer, among those that say something
+    beyond ``blank`` and ``marks`` (:func:`says`) and that ``fits`` (e.g. :func:`within` a length);
+    empty when there is none.
 
     ``first_logits``: the model's logits for the answer's first token; ``decode(mask)`` runs greedy
     decoding from the same prompt with ``mask`` applied at every step (until an end or the token limit).
