@@ -187,8 +187,8 @@ the code as it stood, when two more documents were held out; their `rules` rows,
 and a full stop inside a name stopped ending a sentence, on a host whose CPU has AVX2 alone (its
 seconds about twice the others'). The `rules` rows of the real documents and the own-card texts once
 more that day (session 55, on such a host), after a span of the question's words in another letter
-case or with a mark beside it stopped counting as an answer; the MidtermQA `rules` rows are from
-before that.
+case or with a mark beside it stopped counting as an answer; the `span` rows, which that change
+also touches, and the MidtermQA `rules` rows are from before it.
 How each reading change moved these prompts: docs/decisions.md.
 
 {lines}
