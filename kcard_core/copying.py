@@ -113,7 +113,7 @@ class Source:
     blank: frozenset[int]
     cuts: frozenset[int]
     said: frozenset[int]
-    marks: frozenset[int] = frozenset()
+    marks: frozenset[int]
 
 
 def _wordy(ch: str) -> bool:
