@@ -71,9 +71,11 @@ def stands_in(text: str, knowledge: str) -> bool:
 
 
 def copied(reply: str, knowledge: str) -> bool:
-    """Whether ``reply`` is more than :data:`COPIED_WORDS` words standing word for word in ``knowledge``
-    (white space and case aside): a stretch of the knowledge copied out, not a span that answers."""
-    return len(reply.split()) > COPIED_WORDS and stands_in(reply, knowledge)
+    """Whether ``reply`` holds more than :data:`COPIED_WORDS` words in a row standing word for word in
+    ``knowledge`` (white space and case aside): a stretch of the knowledge copied out, whole or with a
+    word left out or put before it, not a span that answers."""
+    words, run = reply.split(), COPIED_WORDS + 1
+    return any(stands_in(" ".join(words[i:i + run]), knowledge) for i in range(len(words) - run + 1))
 
 
 # an aside closing an answer: a bracketed group after white space, a stop after it at most

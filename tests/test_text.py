@@ -50,6 +50,8 @@ def test_looped_tells_a_reply_that_could_not_end(text, loops):
 @pytest.mark.parametrize("reply, copies", [
     ("Changes from 3.1 to 4.0: API change: applications that call mp_set_memory_functions must", True),
     ("changes FROM 3.1 to 4.0:  API change: applications that call\nmp_set_memory_functions must", True),
+    ("4.0: applications that call mp_set_memory_functions must first call the new function", True),  # words left out
+    ("Release 4.0: API change: applications that call mp_set_memory_functions must first", True),  # a word before
     ("mpfr_mp_memory_cleanup", False),  # a span: what an answer is
     ("Applications must first call the new function mpfr_mp_memory_cleanup in every thread", False),  # not word for word
 ])
