@@ -13,8 +13,8 @@ from langchain_core.language_models import BaseLanguageModel
 from kcard_core import defaults
 from kcard_core.chains.prompts import narrowing_prompt
 from kcard_core.readers import Ask, Reader
-from kcard_core.text import (COPIED_WORDS, answering_part, copied, looped, named_option, one_line, repeats,
-                             split_options, stands_in, unlabelled, without_options, words_of)
+from kcard_core.text import (COPIED_WORDS, SEPARATOR, answering_part, copied, looped, named_option, one_line,
+                             repeats, split_options, stands_in, unlabelled, without_options, words_of)
 from kcard_core.trace import Trace, Turn
 from kcard_selectors import answer_types
 
@@ -63,10 +63,12 @@ class RulesReader(Reader):
        <bug-patch@gnu.org>"; then, where the knowledge is passages under heading paths and the answer
        is still of more than one word, to the run it finds likeliest as the short answer after it
        shown as a long answer (:func:`~kcard_core.chains.prompts.narrowing_prompt`):
-       "95.2%" of "95.2% lines of code.". Each time it stays whole
-       where the knowledge does not say that run ("4.1.0" of "4.1.0 to 4.2.0." says what no passage
-       does), where the run only repeats the question, or where it stands in a heading path the
-       answer goes beyond ("python-dotenv" of "python-dotenv › Command-line Interface: $ pip install …").
+       "95.2%" of "95.2% lines of code.", "14.2" of "14.2: Fix port switching …". Each time it stays
+       whole where the knowledge does not say that run ("4.1.0" of "4.1.0 to 4.2.0." says what no
+       passage does) or where the run only repeats the question; the first time also where the run
+       stands in a heading path the answer goes beyond ("python-dotenv" of "python-dotenv ›
+       Command-line Interface: $ pip install …"), the second only where it is a path's first level,
+       which names the text rather than answers (a document's title: "python-dotenv", not "14.2").
 
     As any reply may still change, none is shown as it comes: a stream gets the answer whole.
     """
@@ -152,8 +154,9 @@ class RulesReader(Reader):
             if len(part.split()) < 2 or not self.copies or short and not trace.headed():
                 break
             shorter = yield self.narrowing(narrowing_prompt(question, part) if short else prompt, question, part)
-            beyond_heading = any(shorter in h for h in headings) and not any(part in h for h in headings)
-            if (shorter != part and stands_in(shorter, knowledge) and not beyond_heading
+            label = (shorter in (h.split(SEPARATOR)[0] for h in headings) if short  # a path's first level
+                     else any(shorter in h for h in headings) and not any(part in h for h in headings))
+            if (shorter != part and stands_in(shorter, knowledge) and not label
                     and not repeats(shorter, question)):
                 trace.turns.append(Turn("the answer narrows to its part the base LLM finds likeliest as a whole "
                                         + ("short answer after it" if short else "answer"), part,

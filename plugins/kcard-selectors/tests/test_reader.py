@@ -190,3 +190,23 @@ def test_an_answer_beyond_a_heading_does_not_end_inside_it():
     for _ in read(RulesReader(BackendLLM(model=None, backend=backend)), question, trace, None):
         pass
     assert backend.narrowing and trace.answer == "May 2020 and the Osk timetable"
+
+
+@pytest.mark.parametrize("shortened, answer", [
+    ("2.1", "2.1"),  # a heading's part, as the short answer after the long one
+    ("Quillan", "2.1: The Osk timetable was removed."),  # the document's title names the document, not the answer
+])
+def test_a_short_answer_may_stand_in_a_heading_but_not_be_the_documents_title(shortened, answer):
+    from kcard_core.llm import BackendLLM
+    from kcard_core.trace import DocumentRecord, Trace
+
+    question = "Which release removed the Osk timetable?"
+    trace = Trace(mode="bottom-up", question=question, prompt=f"Question: {question}\nAnswer:")
+    trace.documents["quillan-0"] = DocumentRecord(
+        "quillan", "Quillan › Release 2.1 (May 2020): The Osk timetable was removed.", used=True,
+        sources=["NEWS › Quillan › Release 2.1 (May 2020)"], headed=True)
+    backend = Copying("2.1: The Osk timetable was removed.", span="", narrowed="2.1", shortened=shortened)
+    for _ in read(RulesReader(BackendLLM(model=None, backend=backend)), question, trace, None):
+        pass
+    assert len(backend.narrowing) == 2  # after the chain's prompt "2.1" stands in a heading: kept whole
+    assert trace.answer == answer
