@@ -108,12 +108,14 @@ ALSO_WORDS = 12  # how many words from a word after a mark :func:`copy_source` t
 class Source:
     """A text as :func:`copy_span` copies from it: ``tokens`` (parts of the text, :data:`GAP` between
     them), the tokens that say nothing new (``blank``: the question's, ``said``, and white space alone),
-    those of no letter or digit (``marks``) and the positions between words (``cuts``)."""
+    those of no letter or digit (``marks``), the positions between words (``cuts``) and the spans that
+    are no answer (``refused``, as token sequences)."""
     tokens: list[int]
     blank: frozenset[int]
     cuts: frozenset[int]
     said: frozenset[int]
     marks: frozenset[int]
+    refused: frozenset[tuple[int, ...]]
 
 
 def _wordy(ch: str) -> bool:
@@ -146,7 +148,7 @@ def _cuts(tokens: list[int], text_of: Callable[[list[int]], str]) -> tuple[str, 
 
 
 def copy_source(text: str, tokenize: Callable[[str], list[int]], text_of: Callable[[list[int]], str],
-                asked: str = "", narrow: bool = False) -> Source:
+                asked: str = "", narrow: bool = False, refused: tuple[str, ...] = ()) -> Source:
     """``text`` to copy answers from: its tokens as they follow a space (as an answer's first word does),
     then, for each word that starts after a mark ("(10 Jun 2016)", "urgency=high", "“Wolverine …”"),
     the next :data:`ALSO_WORDS` words from there tokenized again after a space, each part after a
@@ -154,7 +156,8 @@ def copy_source(text: str, tokenize: Callable[[str], list[int]], text_of: Callab
     number) and those of ``asked``, the question, its words as written, in lower case, with a first
     capital and in capitals (``said``: a span made of its own words does not answer it, "Every" or
     "REGULAR EXPRESSIONS" no more than "every" or "regular expressions"). ``marks``: the tokens of no
-    letter or digit. ``cuts``: where a span of whole words may start and end.
+    letter or digit. ``cuts``: where a span of whole words may start and end. ``refused``: whole spans
+    that are no answer, each tokenized as an answer's first word is.
 
     ``narrow``: the text is an answer to narrow to a run of its own white-space words, so only its own
     tokens, with ``cuts`` where it goes on with white space, after any marks (where its white-space
@@ -177,7 +180,8 @@ def copy_source(text: str, tokenize: Callable[[str], list[int]], text_of: Callab
     said = {token for case in cases if case for token in tokenize(" " + " ".join(case))}
     empty = {token for token in tokens if token != GAP and not text_of([token]).strip()}
     marks = {token for token in tokens if token != GAP and all(_mark(ch) or ch.isspace() for ch in text_of([token]))}
-    return Source(tokens, frozenset(said | empty), frozenset(cuts), frozenset(said), frozenset(marks))
+    return Source(tokens, frozenset(said | empty), frozenset(cuts), frozenset(said), frozenset(marks),
+                  frozenset(tuple(tokenize(" " + " ".join(span.split()))) for span in refused))
 
 
 def _spaced(rest: str) -> bool:
@@ -195,10 +199,11 @@ def copy_span(first_logits: np.ndarray, decode: Callable[[CopyMask], object], so
               ends: list[int], blank: frozenset[int] = frozenset(), starts: int = STARTS,
               fits: Callable[[list[int]], bool] = lambda tokens: True,
               cuts: frozenset[int] | None = None, unasked_logits: np.ndarray | None = None,
-              said: frozenset[int] = frozenset(), marks: frozenset[int] = frozenset()) -> list[int]:
+              said: frozenset[int] = frozenset(), marks: frozenset[int] = frozenset(),
+              refused: frozenset[tuple[int, ...]] = frozenset()) -> list[int]:
     """The tokens of the span of ``source`` likeliest as a whole answer, among those that say something
-    beyond ``blank`` and ``marks`` (:func:`says`) and that ``fits`` (e.g. :func:`within` a length);
-    empty when there is none.
+    beyond ``blank`` and ``marks`` (:func:`says`), that ``fits`` (e.g. :func:`within` a length) and
+    that are not one of ``refused``; empty when there is none.
 
     ``first_logits``: the model's logits for the answer's first token; ``decode(mask)`` runs greedy
     decoding from the same prompt with ``mask`` applied at every step (until an end or the token limit).
@@ -215,6 +220,6 @@ def copy_span(first_logits: np.ndarray, decode: Callable[[CopyMask], object], so
         mask = CopyMask(source, ends, token, fits, cuts)
         decode(mask)
         prior = 0.0 if unasked is None else PRIOR_WEIGHT * float((first if token in said else unasked)[token])
-        best = max([best, *((score - prior, tokens) for score, tokens in mask.prefixes(blank, marks))],
-                   key=lambda pair: pair[0])
+        best = max([best, *((score - prior, tokens) for score, tokens in mask.prefixes(blank, marks)
+                            if tuple(tokens) not in refused)], key=lambda pair: pair[0])
     return best[1]

@@ -36,6 +36,7 @@ class BackendLLM(LLM):
                        favour=tuple(kwargs.get("favour", ())), copy=kwargs.get("copy", ""),
                        asked=kwargs.get("asked", ""), words=kwargs.get("words", 0),
                        narrow=kwargs.get("narrow", False), unasked=kwargs.get("unasked", ""),
+                       refused=tuple(kwargs.get("refused", ())),
                        favour_bias=self.sampling.favour_bias if favour_bias is None else favour_bias)
 
     def _call(self, prompt: str, stop: list[str] | None = None,
@@ -44,7 +45,8 @@ class BackendLLM(LLM):
         ``favour=words`` adds the sampling's ``favour_bias`` (or ``favour_bias=B``) to those words' tokens;
         ``copy=text`` makes the answer a span of ``text`` where the backend ``copies``, ``asked=question``
         keeps it from being made of the question's tokens alone and ``words=N`` from being longer than N words,
-        ``unasked=prompt`` (the prompt without the question) weighs where a span starts by what the question adds;
+        ``unasked=prompt`` (the prompt without the question) weighs where a span starts by what the question adds,
+        ``refused=spans`` keeps those whole spans out;
         ``narrow=True`` makes it a run of ``copy``'s whole words (an answer narrowed to its likeliest part)."""
         sampling = self._sampling(stop, kwargs)
         return self.backend.generate(self.model, prompt, n=1, sampling=sampling)[0]

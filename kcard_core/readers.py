@@ -75,14 +75,16 @@ class Reader(ABC):
         ``copy`` and ``asked``: a kcard backend whose model ``copies``, :mod:`kcard_core.copying`)."""
         return self.takes_hints and getattr(self.llm.backend, "copies", False)
 
-    def copying(self, prompt: Any, question: str, knowledge: str, words: int = 0, weighed: bool = False) -> Ask:
+    def copying(self, prompt: Any, question: str, knowledge: str, words: int = 0, weighed: bool = False,
+                refused: tuple[str, ...] = ()) -> Ask:
         """The request for the span of ``knowledge`` likeliest as the whole answer to ``question``, that
         says more than the question's own words (:func:`kcard_core.copying.says`), of at most ``words``
-        words (0: any number; only where the reader :attr:`copies`). ``weighed``: where ``prompt`` holds
-        the question, where the span starts counts for what the question adds to it (the prompt without
-        the question goes with the request as ``unasked``: :mod:`kcard_core.copying`)."""
+        words (0: any number; only where the reader :attr:`copies`), and is none of ``refused``.
+        ``weighed``: where ``prompt`` holds the question, where the span starts counts for what the
+        question adds to it (the prompt without the question goes with the request as ``unasked``:
+        :mod:`kcard_core.copying`)."""
         asked = one_line(question)
-        hint = {"copy": knowledge, "asked": question, "words": words}
+        hint = {"copy": knowledge, "asked": question, "words": words, **({"refused": refused} if refused else {})}
         if weighed and isinstance(prompt, str) and asked and asked in prompt:
             hint["unasked"] = prompt.replace(asked, "")
         return Ask(prompt, hint)

@@ -30,3 +30,5 @@ class Sampling:
     # the prompt without the question: where a span starts counts for how much likelier the question
     # makes it (kcard_core/copying.py); "" for the span's likelihood alone
     unasked: str = field(default="", repr=False)
+    # whole spans of ``copy`` that are no answer
+    refused: tuple[str, ...] = field(default=(), repr=False)

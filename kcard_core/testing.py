@@ -83,6 +83,9 @@ class BackendTests:
         answer = backend.generate(model, f"{text}\nQ: Where does the ferry to Osk leave from?\nA:", n=1,
                                   sampling=sampling)[0].strip()
         assert answer and answer in text
+        other = backend.generate(model, f"{text}\nQ: Where does the ferry to Osk leave from?\nA:", n=1,
+                                 sampling=replace(sampling, refused=(answer,)))[0].strip()
+        assert other and other in text and other != answer  # a refused span never comes back
         assert "".join(backend.stream(model, "Q: Where?\nA:", sampling)).strip() in text
         short = backend.generate(model, f"{text}\nQ: Repeat the sentence.\nA:", n=1,
                                  sampling=replace(sampling, words=2))[0].strip()

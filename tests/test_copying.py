@@ -92,6 +92,22 @@ def test_a_span_made_of_the_question_s_own_tokens_is_no_answer():
     assert copy_span(model.logits([]), model.decode, source.tokens, [END], said, starts=2) == [7]
 
 
+def test_a_refused_span_is_no_answer_but_its_parts_are():
+    vocabulary = {" Quillan": 5, " 2.1": 6, " ›": 7, " Osk": 8}  # one token a word
+
+    def text_of(tokens: list[int]) -> str:
+        return "".join({token: word for word, token in vocabulary.items()}[token] for token in tokens)
+
+    source = copy_source("Quillan 2.1 › Osk", lambda text: [vocabulary[" " + w] for w in text.split()], text_of,
+                         refused=("Quillan 2.1", "  Osk "))
+    assert source.refused == {(5, 6), (8,)}  # tokenized as an answer's first word is, white space aside
+    model = Table({(): {5: 3.0, 8: 2.0}, (5,): {6: 3.0}, (5, 6): {END: 3.0, 7: 0.0}, (8,): {END: 1.0}})
+    assert copy_span(model.logits([]), model.decode, source.tokens, [END], starts=2) == [5, 6]
+    assert copy_span(model.logits([]), model.decode, source.tokens, [END], starts=2,
+                     refused=frozenset({(5, 6)})) == [8]  # the next likeliest
+    assert copy_span(model.logits([]), model.decode, source.tokens, [END], starts=2, refused=source.refused) == [5]
+
+
 def test_the_question_s_words_with_a_mark_beside_them_say_nothing_new():
     words, blank, marks = 1, frozenset({1}), frozenset({2, 3})  # 1: a word of the question; 2, 3: marks
     assert not says([words, 2], blank, marks)  # "REGULAR EXPRESSIONS ›" for "… REGULAR EXPRESSIONS section …?"

@@ -129,7 +129,7 @@ class LoadedModel:
             return llama.detokenize(tokens).decode("utf-8", "replace")
 
         source = copy_source(sampling.copy, lambda text: llama.tokenize(text.encode("utf-8"), add_bos=False),
-                             text_of, sampling.asked, sampling.narrow)
+                             text_of, sampling.asked, sampling.narrow, sampling.refused)
 
         def run(prompt: str, mask: Callable[[list[int], Any], Any], max_tokens: int) -> None:
             """Greedy decoding from ``prompt`` under ``mask`` (given the tokens written after the prompt)."""
@@ -149,7 +149,7 @@ class LoadedModel:
         span = copy_span(first_logits(request.prompt), lambda mask: run(request.prompt, mask, sampling.max_tokens),
                          source.tokens, self.ends(tuple(sampling.stop) or ("\n",)), source.blank,
                          fits=within(sampling.words, text_of), cuts=source.cuts, unasked_logits=unasked,
-                         said=source.said, marks=source.marks)
+                         said=source.said, marks=source.marks, refused=source.refused)
         return text_of(span)
 
     def serve(self, requests: list[Request]) -> None:

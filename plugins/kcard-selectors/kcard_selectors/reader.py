@@ -49,7 +49,8 @@ class RulesReader(Reader):
     5. An answer that loops (:func:`~kcard_core.text.looped`) or copies a stretch of the knowledge out
        (:func:`~kcard_core.text.copied`) gives way to the knowledge's span of at most
        :data:`~kcard_core.text.COPIED_WORDS` words (so never a copy itself) that the base LLM finds
-       likeliest as a whole answer, where the base LLM ``copies``.
+       likeliest as a whole answer, where the base LLM ``copies``; never a heading path's first level,
+       which names the text rather than answers ("pic-21.html", a document's title).
     6. The answer keeps the part that answers (:func:`~kcard_core.text.answering_part`): of "A: B"
        the side that says a word the question does not, no closing aside in brackets, and no
        quotation marks around it whole; an answer standing in a heading the knowledge is under, not
@@ -118,6 +119,8 @@ class RulesReader(Reader):
         reply = yield Ask(prompt, hint)
         if options:
             return reply
+        headings = trace.headings()
+        firsts = tuple(dict.fromkeys(heading.split(SEPARATOR)[0] for heading in headings))  # name the text
         mark = "" if chat else apposition(question, reply, knowledge)
         if mark:
             trace.turns.append(Turn("the answer only repeated the question: it goes on as the knowledge does",
@@ -127,7 +130,7 @@ class RulesReader(Reader):
         # a reply that loops, or copies the knowledge out, gives way to the knowledge's likeliest short span
         why = ("looped" if looped(reply) else "copied the knowledge out" if copied(reply, knowledge) else "")
         if why and knowledge and self.copies:
-            span = yield self.copying(prompt, question, knowledge, words=COPIED_WORDS)
+            span = yield self.copying(prompt, question, knowledge, words=COPIED_WORDS, refused=firsts)
             trace.turns.append(Turn(f"the answer {why}: the knowledge's span likeliest as a whole answer instead",
                                     reply, details={"span": span}))
             reply = span or reply
@@ -140,13 +143,12 @@ class RulesReader(Reader):
                                         details={"spans": spans, "asked again": again}))
                 reply = answer_types.settled(again, spans) or reply
             reply = answer_types.whole(reply, question, knowledge)
-        headings = trace.headings()
         part = unlabelled(answering_part(reply, question), question, headings)
         if part != reply:
             trace.turns.append(Turn("the answer keeps its part that says what the question does not", reply,
                                     details={"part": part}))
         if repeats(part, question) and not why and knowledge and self.copies:
-            span = yield self.copying(prompt, question, knowledge, words=COPIED_WORDS)
+            span = yield self.copying(prompt, question, knowledge, words=COPIED_WORDS, refused=firsts)
             trace.turns.append(Turn("the answer only repeated the question: the knowledge's span likeliest as a "
                                     "whole answer instead", part, details={"span": span}))
             part = unlabelled(answering_part(span, question), question, headings) if span else part
@@ -154,7 +156,7 @@ class RulesReader(Reader):
             if len(part.split()) < 2 or not self.copies or short and not trace.headed():
                 break
             shorter = yield self.narrowing(narrowing_prompt(question, part) if short else prompt, question, part)
-            label = (shorter in (h.split(SEPARATOR)[0] for h in headings) if short  # a path's first level
+            label = (shorter in firsts if short
                      else any(shorter in h for h in headings) and not any(part in h for h in headings))
             if (shorter != part and stands_in(shorter, knowledge) and not label
                     and not repeats(shorter, question)):

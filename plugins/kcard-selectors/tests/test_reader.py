@@ -42,6 +42,7 @@ class Copying:
     def __init__(self, reply: str, span: str, narrowed: str | None = None, shortened: str | None = None):
         self.reply, self.span, self.sources = reply, span, []  # sources: what each copy request copied from
         self.words = []  # the most words each copy request allowed
+        self.refused = []  # the spans each copy request refused
         self.asked = 0  # requests to write
         self.narrowed, self.shortened = narrowed, shortened
         self.narrowing = []  # each answer asked to narrow, the question, the prompt
@@ -54,6 +55,7 @@ class Copying:
         if sampling.copy:
             self.sources.append(sampling.copy)
             self.words.append(sampling.words)
+            self.refused.append(sampling.refused)
         else:
             self.asked += 1
         return [self.span if sampling.copy else self.reply] * n
@@ -210,3 +212,19 @@ def test_a_short_answer_may_stand_in_a_heading_but_not_be_the_documents_title(sh
         pass
     assert len(backend.narrowing) == 2  # after the chain's prompt "2.1" stands in a heading: kept whole
     assert trace.answer == answer
+
+
+def test_a_copied_passage_gives_way_to_a_span_that_is_not_a_path_s_first_level():
+    from kcard_core.llm import BackendLLM
+    from kcard_core.trace import DocumentRecord, Trace
+
+    question = "Which timetable did release 2.1 remove?"
+    trace = Trace(mode="bottom-up", question=question, prompt=f"Question: {question}\nAnswer:")
+    trace.documents["quillan-0"] = DocumentRecord(
+        "quillan", "Quillan › Release 2.1 (May 2020): The Osk timetable was removed from every station.", used=True,
+        sources=["NEWS › Quillan › Release 2.1 (May 2020)"], headed=True)
+    backend = Copying("Release 2.1 (May 2020): The Osk timetable was removed from every station.", span="Osk")
+    for _ in read(RulesReader(BackendLLM(model=None, backend=backend)), question, trace, None):
+        pass
+    assert backend.refused == [("Quillan",)]  # the title names the document, it answers nothing
+    assert trace.answer == "Osk"

@@ -167,7 +167,7 @@ class LoadedModel:
         inputs = self.encode(request.prompt, request.chat)
         start = inputs["input_ids"].shape[1]
         source = copy_source(sampling.copy, lambda text: self.tokenizer.encode(text, add_special_tokens=False),
-                             self.tokenizer.decode, sampling.asked, sampling.narrow)
+                             self.tokenizer.decode, sampling.asked, sampling.narrow, sampling.refused)
         kwargs = self.generate_kwargs(replace(sampling, temperature=0.0, repeat_penalty=1.0))
 
         class Masked(LogitsProcessor):
@@ -193,7 +193,8 @@ class LoadedModel:
             span = copy_span(first.logits[0, -1].float().cpu().numpy(), decode, source.tokens,
                              self.ends(tuple(sampling.stop) or ("\n",)), source.blank,
                              fits=within(sampling.words, self.tokenizer.decode), cuts=source.cuts,
-                             unasked_logits=unasked, said=source.said, marks=source.marks)
+                             unasked_logits=unasked, said=source.said, marks=source.marks,
+                             refused=source.refused)
         return self.tokenizer.decode(span, skip_special_tokens=True)
 
     def generate_together(self, requests: list[Request]) -> list[list[str]]:
