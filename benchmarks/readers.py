@@ -168,27 +168,20 @@ documents' and the eighteen own-card texts' questions with their retrieval card'
 defaults), and MidtermQA's held-out open-book questions with the knowledge stored by
 knowledge_lift_heldout.py. The base LLM is Gemma 3 270M on llama.cpp (the default, given the
 completion prompt) unless the row names a chat model, served by llama-cpp-python's server and given
-chat messages through `ChatOpenAI`. EM and contains in %; copied sentences: answers of more than
-eight words found word for word in the knowledge where the gold is a short span.
+chat messages through `ChatOpenAI`. EM and contains in %; copied sentences: answers holding more
+than eight words in a row of the knowledge where the gold is a short span.
 
-When each row was read: the `own-card-lm` rows on 2026-12-06, with the LM cards `own_card.py --kind
-lm --keep` trained that day; every other row on 2026-12-05, at that day's defaults: the `midtermqa`
-rows with the knowledge that day's knowledge_lift_heldout.py run stored, the real documents' as
-`real-docs.md` splits them (twenty-eight documents, eighteen tuning and ten held out); the `rules`
-rows last, after that day's table change (xz's twenty prompts read its tables as tables since) and
-the narrowing step, and the real documents' `rules` rows once more after the short-answer narrowing
-(session 41; it reads documents' passages only, so the own-card and MidtermQA prompts read as
-before); every `rules` row last after an answer quoted whole came to give what it quotes (session
-42). The `span` rows of the own-card texts and the real documents on 2026-12-06, after where a span
-starts came to count for what the question adds to it (session 47); its MidtermQA rows are from
-before that. The real documents' held-out rows of both readers again on 2026-12-07 (session 52), on
-the code as it stood, when two more documents were held out; their `rules` rows, tuning and held out
-(libffi's folder now among them), once more that day (session 54), after HTML navigation was left out
-and a full stop inside a name stopped ending a sentence, on a host whose CPU has AVX2 alone (its
-seconds about twice the others'). The `rules` rows of the real documents and the own-card texts once
-more that day (session 55, on such a host), after a span of the question's words in another letter
-case or with a mark beside it stopped counting as an answer; the `span` rows, which that change
-also touches, and the MidtermQA `rules` rows are from before it.
+Which code each row read. At the current code (2026-12-07, session 56, on a 2-core host whose CPU
+has AVX2 alone, so its seconds are about twice the others'): the `rules` rows of the real documents
+(twenty-nine documents as `real-docs.md` splits them, eighteen tuning and eleven held out) and of the
+own-card texts. Before later reading changes: the `rules` MidtermQA rows (2026-12-05; the changes
+since touch answers of more than eight words and documents' heading paths, and MidtermQA's right
+answers are short names read from prose), the `plain` rows (2026-12-05), the `span` rows (2026-12-06;
+its MidtermQA rows 2026-12-05, its real-document held-out rows 2026-12-07, session 52, ten documents)
+and the `own-card-lm` rows (2026-12-06, with the LM cards `own_card.py --kind lm --keep` trained that
+day). Copied sentences: the rows read at the current code count every answer holding more than
+eight words in a row of the knowledge; the older rows counted only answers standing in the
+knowledge whole, so they may count fewer.
 How each reading change moved these prompts: docs/decisions.md.
 
 {lines}
