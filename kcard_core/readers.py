@@ -84,7 +84,7 @@ class Reader(ABC):
         question adds to it (the prompt without the question goes with the request as ``unasked``:
         :mod:`kcard_core.copying`)."""
         asked = one_line(question)
-        hint = {"copy": knowledge, "asked": question, "words": words, **({"refused": refused} if refused else {})}
+        hint = {"copy": knowledge, "asked": question, "words": words, "refused": refused}
         if weighed and isinstance(prompt, str) and asked and asked in prompt:
             hint["unasked"] = prompt.replace(asked, "")
         return Ask(prompt, hint)
