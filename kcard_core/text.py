@@ -74,8 +74,8 @@ def copied(reply: str, knowledge: str) -> bool:
     """Whether ``reply`` holds more than :data:`COPIED_WORDS` words in a row standing word for word in
     ``knowledge`` (white space and case aside): a stretch of the knowledge copied out, whole or with a
     word left out or put before it, not a span that answers."""
-    words, run = reply.split(), COPIED_WORDS + 1
-    return any(stands_in(" ".join(words[i:i + run]), knowledge) for i in range(len(words) - run + 1))
+    words, run, text = reply.split(), COPIED_WORDS + 1, one_line(knowledge).lower()
+    return any(" ".join(words[i:i + run]).lower() in text for i in range(len(words) - run + 1))
 
 
 # an aside closing an answer: a bracketed group after white space, a stop after it at most
