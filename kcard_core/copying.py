@@ -108,14 +108,15 @@ ALSO_WORDS = 12  # how many words from a word after a mark :func:`copy_source` t
 class Source:
     """A text as :func:`copy_span` copies from it: ``tokens`` (parts of the text, :data:`GAP` between
     them), the tokens that say nothing new (``blank``: the question's, ``said``, and white space alone),
-    those of no letter or digit (``marks``), the positions between words (``cuts``) and the spans that
-    are no answer (``refused``, as token sequences)."""
+    those of no letter or digit (``marks``), the positions a span may start and end at (``cuts``; None:
+    any) and the spans that are no answer (``refused``, as token sequences). :func:`copy_source` makes
+    one from a text; the defaults take the tokens as they are."""
     tokens: list[int]
-    blank: frozenset[int]
-    cuts: frozenset[int]
-    said: frozenset[int]
-    marks: frozenset[int]
-    refused: frozenset[tuple[int, ...]]
+    blank: frozenset[int] = frozenset()
+    cuts: frozenset[int] | None = None
+    said: frozenset[int] = frozenset()
+    marks: frozenset[int] = frozenset()
+    refused: frozenset[tuple[int, ...]] = frozenset()
 
 
 def _wordy(ch: str) -> bool:
@@ -180,8 +181,9 @@ def copy_source(text: str, tokenize: Callable[[str], list[int]], text_of: Callab
     said = {token for case in cases if case for token in tokenize(" " + " ".join(case))}
     empty = {token for token in tokens if token != GAP and not text_of([token]).strip()}
     marks = {token for token in tokens if token != GAP and all(_mark(ch) or ch.isspace() for ch in text_of([token]))}
-    return Source(tokens, frozenset(said | empty), frozenset(cuts), frozenset(said), frozenset(marks),
-                  frozenset(tuple(tokenize(" " + " ".join(span.split()))) for span in refused))
+    return Source(tokens, blank=frozenset(said | empty), cuts=frozenset(cuts), said=frozenset(said),
+                  marks=frozenset(marks),
+                  refused=frozenset(tuple(tokenize(" " + " ".join(span.split()))) for span in refused))
 
 
 def _spaced(rest: str) -> bool:
@@ -195,31 +197,28 @@ def within(words: int, text_of: Callable[[list[int]], str]) -> Callable[[list[in
     return lambda tokens: not words or len(text_of(tokens).split()) <= words
 
 
-def copy_span(first_logits: np.ndarray, decode: Callable[[CopyMask], object], source: list[int],
-              ends: list[int], blank: frozenset[int] = frozenset(), starts: int = STARTS,
-              fits: Callable[[list[int]], bool] = lambda tokens: True,
-              cuts: frozenset[int] | None = None, unasked_logits: np.ndarray | None = None,
-              said: frozenset[int] = frozenset(), marks: frozenset[int] = frozenset(),
-              refused: frozenset[tuple[int, ...]] = frozenset()) -> list[int]:
-    """The tokens of the span of ``source`` likeliest as a whole answer, among those that say something
-    beyond ``blank`` and ``marks`` (:func:`says`), that ``fits`` (e.g. :func:`within` a length) and
-    that are not one of ``refused``; empty when there is none.
+def copy_span(first_logits: np.ndarray, decode: Callable[[CopyMask], object], source: Source, ends: list[int],
+              starts: int = STARTS, fits: Callable[[list[int]], bool] = lambda tokens: True,
+              unasked_logits: np.ndarray | None = None) -> list[int]:
+    """The tokens of the span of ``source`` likeliest as a whole answer, among those that start and end
+    at its ``cuts``, say something beyond its ``blank`` and ``marks`` (:func:`says`), ``fits`` (e.g.
+    :func:`within` a length) and are not one of its ``refused``; empty when there is none.
 
     ``first_logits``: the model's logits for the answer's first token; ``decode(mask)`` runs greedy
     decoding from the same prompt with ``mask`` applied at every step (until an end or the token limit).
-    ``cuts``: the positions of ``source`` a span may start and end at (None: any). ``unasked_logits``:
-    the logits for the first token under the prompt without the question; where given, each span's
-    log-likelihood counts less :data:`PRIOR_WEIGHT` times its first token's log-probability there, or
-    under the prompt itself where that token is one of the question's (``said``)."""
+    ``unasked_logits``: the logits for the first token under the prompt without the question; where
+    given, each span's log-likelihood counts less :data:`PRIOR_WEIGHT` times its first token's
+    log-probability there, or under the prompt itself where that token is one of the question's
+    (``source.said``)."""
     first = log_softmax(first_logits)
     unasked = None if unasked_logits is None else log_softmax(unasked_logits)
     best: tuple[float, list[int]] = (-np.inf, [])
-    at = range(len(source)) if cuts is None else cuts
-    firsts = {source[j] for j in at if j < len(source)} - {GAP}
+    tokens, cuts = source.tokens, source.cuts
+    firsts = {tokens[j] for j in (range(len(tokens)) if cuts is None else cuts) if j < len(tokens)} - {GAP}
     for token in sorted(firsts, key=lambda t: -first[t])[:starts]:
-        mask = CopyMask(source, ends, token, fits, cuts)
+        mask = CopyMask(tokens, ends, token, fits, cuts)
         decode(mask)
-        prior = 0.0 if unasked is None else PRIOR_WEIGHT * float((first if token in said else unasked)[token])
-        best = max([best, *((score - prior, tokens) for score, tokens in mask.prefixes(blank, marks)
-                            if tuple(tokens) not in refused)], key=lambda pair: pair[0])
+        prior = 0.0 if unasked is None else PRIOR_WEIGHT * float((first if token in source.said else unasked)[token])
+        best = max([best, *((score - prior, span) for score, span in mask.prefixes(source.blank, source.marks)
+                            if tuple(span) not in source.refused)], key=lambda pair: pair[0])
     return best[1]

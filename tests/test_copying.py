@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from kcard_core.copying import GAP, CopyMask, copy_source, copy_span, says, within
+from kcard_core.copying import GAP, CopyMask, Source, copy_source, copy_span, says, within
 from kcard_core.readers import SpanReader
 from kcard_core.testing import ReaderTests
 
@@ -44,12 +44,12 @@ def test_the_span_is_the_prefix_likeliest_as_a_whole_answer_of_any_start():
     model = Table({(): {5: 2.0, 8: 1.5, 3: 4.0},  # 3, the likeliest, is not in the text
                    (5,): {6: 3.0, END: 0.0}, (5, 6): {7: 3.0, END: 1.0}, (5, 6, 7): {8: 3.0, END: 0.0},
                    (8,): {END: 4.0, 6: 0.0}})
-    span = copy_span(model.logits([]), model.decode, SOURCE, [END], starts=2)
+    span = copy_span(model.logits([]), model.decode, Source(SOURCE), [END], starts=2)
     assert span == [8]  # "8" then an end outscores every prefix of "5 6 7 8 …", which greedy would copy on
 
 
 def test_an_empty_text_gives_no_span():
-    assert copy_span(np.zeros(10), lambda mask: [], [], [END]) == []
+    assert copy_span(np.zeros(10), lambda mask: [], Source([]), [END]) == []
 
 
 class TestSpan(ReaderTests):
@@ -67,8 +67,9 @@ def test_a_model_that_gives_no_logits_gets_the_prompt_and_the_trace_says_why():
 def test_a_span_of_white_space_alone_is_no_answer():
     blank = 4  # the space some tokenizers write before a number: " 4" is [blank, 4]
     model = Table({(): {blank: 3.0}, (blank,): {END: 1.0, 5: 2.0}})  # after " 4" nothing is likely
-    assert copy_span(model.logits([]), model.decode, [blank, 5], [END], frozenset({blank}), starts=1) == [blank, 5]
-    assert copy_span(model.logits([]), model.decode, [blank, 5], [END], starts=1) == [blank]
+    assert copy_span(model.logits([]), model.decode, Source([blank, 5], blank=frozenset({blank})), [END],
+                     starts=1) == [blank, 5]
+    assert copy_span(model.logits([]), model.decode, Source([blank, 5]), [END], starts=1) == [blank]
 
 
 def test_a_span_made_of_the_question_s_own_tokens_is_no_answer():
@@ -88,8 +89,8 @@ def test_a_span_made_of_the_question_s_own_tokens_is_no_answer():
     said = copy_source("the river Sabre", tokenize, text_of, "Which river").blank
     assert said == {8, 6, 1, 3, 10, 11}  # the question's words as written, in lower case, with a capital, in capitals
     model = Table({(): {6: 3.0, 7: 2.0}, (6,): {END: 2.0, 7: 0.0}, (7,): {END: 1.0}})  # "river" is likeliest
-    assert copy_span(model.logits([]), model.decode, source.tokens, [END], starts=2) == [6]
-    assert copy_span(model.logits([]), model.decode, source.tokens, [END], said, starts=2) == [7]
+    assert copy_span(model.logits([]), model.decode, Source(source.tokens), [END], starts=2) == [6]
+    assert copy_span(model.logits([]), model.decode, Source(source.tokens, blank=said), [END], starts=2) == [7]
 
 
 def test_a_refused_span_is_no_answer_but_its_parts_are():
@@ -102,10 +103,11 @@ def test_a_refused_span_is_no_answer_but_its_parts_are():
                          refused=("Quillan 2.1", "  Osk "))
     assert source.refused == {(5, 6), (8,)}  # tokenized as an answer's first word is, white space aside
     model = Table({(): {5: 3.0, 8: 2.0}, (5,): {6: 3.0}, (5, 6): {END: 3.0, 7: 0.0}, (8,): {END: 1.0}})
-    assert copy_span(model.logits([]), model.decode, source.tokens, [END], starts=2) == [5, 6]
-    assert copy_span(model.logits([]), model.decode, source.tokens, [END], starts=2,
-                     refused=frozenset({(5, 6)})) == [8]  # the next likeliest
-    assert copy_span(model.logits([]), model.decode, source.tokens, [END], starts=2, refused=source.refused) == [5]
+    assert copy_span(model.logits([]), model.decode, Source(source.tokens), [END], starts=2) == [5, 6]
+    assert copy_span(model.logits([]), model.decode, Source(source.tokens, refused=frozenset({(5, 6)})), [END],
+                     starts=2) == [8]  # the next likeliest
+    assert copy_span(model.logits([]), model.decode, Source(source.tokens, refused=source.refused), [END],
+                     starts=2) == [5]
 
 
 def test_the_question_s_words_with_a_mark_beside_them_say_nothing_new():
@@ -166,8 +168,8 @@ def test_a_span_starts_and_ends_between_words():
     model = Table({(): {geny: 3.0, ev: 1.0}, (geny,): {ver: 3.0}, (geny, ver): {esh: 3.0}, (geny, ver, esh): {END: 3.0},
                    (ev,): {geny: 3.0}, (ev, geny): {ver: 1.0, END: 0.5}})
     # "geny Veresh" is likelier, but starts inside a word; and " Ev" alone would end inside one
-    assert copy_span(model.logits([]), model.decode, source.tokens, [END], cuts=source.cuts) == [ev, geny]
-    assert copy_span(model.logits([]), model.decode, source.tokens, [END]) == [geny, ver, esh]
+    assert copy_span(model.logits([]), model.decode, Source(source.tokens, cuts=source.cuts), [END]) == [ev, geny]
+    assert copy_span(model.logits([]), model.decode, Source(source.tokens), [END]) == [geny, ver, esh]
 
 
 def test_a_span_longer_than_the_words_asked_for_is_no_answer():
@@ -178,8 +180,9 @@ def test_a_span_longer_than_the_words_asked_for_is_no_answer():
 
     model = Table({(): {5: 3.0}, (5,): {6: 3.0}, (5, 6): {7: 3.0, END: 2.0}, (5, 6, 7): {8: 3.0}, (5, 6, 7, 8): {END: 3.0}})
     source = [5, 6, 7, 8]
-    assert copy_span(model.logits([]), model.decode, source, [END], starts=1) == source  # the whole text is likeliest
-    assert copy_span(model.logits([]), model.decode, source, [END], starts=1, fits=within(2, text_of)) == [5, 6]
+    # the whole text is likeliest
+    assert copy_span(model.logits([]), model.decode, Source(source), [END], starts=1) == source
+    assert copy_span(model.logits([]), model.decode, Source(source), [END], starts=1, fits=within(2, text_of)) == [5, 6]
     assert within(0, text_of)(source)  # 0: any length
 
 
@@ -218,10 +221,10 @@ def test_a_narrowed_answer_is_its_run_of_words_likeliest_as_a_whole_answer():
     model = Table({(): {one: 3.0}, (one,): {dash: 2.0, END: 1.5}, (one, dash): {year: 3.0, END: -1.0},
                    (one, dash, year): {END: 0.5, 9: 1.0}})
     source = [one, dash, year]
-    assert copy_span(model.logits([]), model.decode, source, [END]) == [one]
+    assert copy_span(model.logits([]), model.decode, Source(source), [END]) == [one]
     # a run may start after the answer's start where it is likelier as a whole answer
     model.table[()], model.table[(year,)] = {year: 4.0, one: 3.0}, {END: 5.0}
-    assert copy_span(model.logits([]), model.decode, source, [END]) == [year]
+    assert copy_span(model.logits([]), model.decode, Source(source), [END]) == [year]
 
 
 def test_where_a_span_starts_counts_for_what_the_question_adds_to_it():
@@ -230,11 +233,12 @@ def test_where_a_span_starts_counts_for_what_the_question_adds_to_it():
     asked = Table({(): {5: 3.0, 7: 2.5}, (5,): {END: 3.0}, (7,): {END: 3.0}})
     alone = Table({(): {5: 3.0, 7: -2.0}})
     source = [5, 6, 7]
-    assert copy_span(asked.logits([]), asked.decode, source, [END], starts=2) == [5]
-    assert copy_span(asked.logits([]), asked.decode, source, [END], starts=2, unasked_logits=alone.logits([])) == [7]
+    assert copy_span(asked.logits([]), asked.decode, Source(source), [END], starts=2) == [5]
+    assert copy_span(asked.logits([]), asked.decode, Source(source), [END], starts=2,
+                     unasked_logits=alone.logits([])) == [7]
     # where "7" is one of the question's own tokens, the question making it likelier is no sign it answers
-    assert copy_span(asked.logits([]), asked.decode, source, [END], starts=2, unasked_logits=alone.logits([]),
-                     said=frozenset({7})) == [5]
+    assert copy_span(asked.logits([]), asked.decode, Source(source, said=frozenset({7})), [END], starts=2,
+                     unasked_logits=alone.logits([])) == [5]
 
 
 def test_a_weighed_request_carries_the_prompt_without_the_question():

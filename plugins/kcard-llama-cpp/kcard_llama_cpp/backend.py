@@ -147,9 +147,8 @@ class LoadedModel:
 
         unasked = first_logits(sampling.unasked) if sampling.unasked else None  # first: the prompt's cache stays
         span = copy_span(first_logits(request.prompt), lambda mask: run(request.prompt, mask, sampling.max_tokens),
-                         source.tokens, self.ends(tuple(sampling.stop) or ("\n",)), source.blank,
-                         fits=within(sampling.words, text_of), cuts=source.cuts, unasked_logits=unasked,
-                         said=source.said, marks=source.marks, refused=source.refused)
+                         source, self.ends(tuple(sampling.stop) or ("\n",)), fits=within(sampling.words, text_of),
+                         unasked_logits=unasked)
         return text_of(span)
 
     def serve(self, requests: list[Request]) -> None:

@@ -190,11 +190,9 @@ class LoadedModel:
                                attention_mask=inputs["attention_mask"], cache=copy.deepcopy(prefix))
             unasked = self.model(**self.encode(sampling.unasked, request.chat)).logits[0, -1].float().cpu().numpy() \
                 if sampling.unasked else None  # the first token's logits without the question
-            span = copy_span(first.logits[0, -1].float().cpu().numpy(), decode, source.tokens,
-                             self.ends(tuple(sampling.stop) or ("\n",)), source.blank,
-                             fits=within(sampling.words, self.tokenizer.decode), cuts=source.cuts,
-                             unasked_logits=unasked, said=source.said, marks=source.marks,
-                             refused=source.refused)
+            span = copy_span(first.logits[0, -1].float().cpu().numpy(), decode, source,
+                             self.ends(tuple(sampling.stop) or ("\n",)),
+                             fits=within(sampling.words, self.tokenizer.decode), unasked_logits=unasked)
         return self.tokenizer.decode(span, skip_special_tokens=True)
 
     def generate_together(self, requests: list[Request]) -> list[list[str]]:
