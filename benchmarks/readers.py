@@ -171,12 +171,15 @@ completion prompt) unless the row names a chat model, served by llama-cpp-python
 chat messages through `ChatOpenAI`. EM and contains in %; copied sentences: answers holding more
 than eight words in a row of the knowledge where the gold is a short span.
 
-Which code each row read. At the current code (2026-12-07, session 56, on a 2-core host whose CPU
-has AVX2 alone, so its seconds are about twice the others'): the `rules` rows of the real documents
-(twenty-nine documents as `real-docs.md` splits them, eighteen tuning and eleven held out) and of the
-own-card texts. Before later reading changes: the `rules` MidtermQA rows (2026-12-05; the changes
-since touch answers of more than eight words and documents' heading paths, and MidtermQA's right
-answers are short names read from prose), the `plain` rows (2026-12-05), the `span` rows (2026-12-06;
+Which code each row read. At the current code (2026-12-07, sessions 56 and 57, on a 2-core host
+whose CPU has AVX2 alone, so its seconds are about twice the others'): the `rules` rows of the real
+documents (twenty-nine documents as `real-docs.md` splits them, eighteen tuning and eleven held out;
+session 57's change reads only the 25 and 15 prompts whose answer did not stand in the knowledge
+differently, and those were read again) and of the own-card texts (prose, which it does not touch).
+Before later reading changes: the `rules` MidtermQA rows (2026-12-05; the changes since touch
+answers of more than eight words and documents' heading paths, and MidtermQA's right answers are
+short names read from prose; `knowledge-lift-heldout.md` read MidtermQA whole again at session 56's
+code: 92.8 EM in both modes), the `plain` rows (2026-12-05), the `span` rows (2026-12-06;
 its MidtermQA rows 2026-12-05, its real-document held-out rows 2026-12-07, session 52, ten documents)
 and the `own-card-lm` rows (2026-12-06, with the LM cards `own_card.py --kind lm --keep` trained that
 day). Copied sentences: the rows read at the current code count every answer holding more than

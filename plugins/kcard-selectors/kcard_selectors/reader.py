@@ -56,8 +56,9 @@ class RulesReader(Reader):
        quotation marks around it whole; an answer standing in a heading the knowledge is under, not
        the label words the question repeats (:func:`~kcard_core.text.unlabelled`: "Version 4.3" → "4.3").
     7. An answer that still only repeats the question (:func:`~kcard_core.text.repeats`: "14.0" for
-       "Which option did 14.0 add?") gives way to the knowledge's likeliest span that says more, as
-       in step 5.
+       "Which option did 14.0 add?"), or, where the knowledge is passages under heading paths (a
+       document, quoted), does not stand in it word for word ("2.1.0" where it says "2.1.*"), gives
+       way to the knowledge's likeliest span that says more, as in step 5.
     8. An answer of more than one word narrows to the run of its whole words that the base LLM finds
        likeliest as a whole answer (its tokens, then an end; :meth:`~kcard_core.readers.Reader.narrowing`):
        "1.1.1" of "1.1.1 - 2025-06-24", "<bug-patch@gnu.org>" of "Please report bugs via email to
@@ -147,10 +148,13 @@ class RulesReader(Reader):
         if part != reply:
             trace.turns.append(Turn("the answer keeps its part that says what the question does not", reply,
                                     details={"part": part}))
-        if repeats(part, question) and not why and knowledge and self.copies:
+        # an answer that only repeats the question, or (a document's passages) says what they do not
+        lack = ("only repeated the question" if repeats(part, question)
+                else "says what the document does not" if trace.headed() and not stands_in(part, knowledge) else "")
+        if lack and not why and knowledge and self.copies:
             span = yield self.copying(prompt, question, knowledge, words=COPIED_WORDS, refused=firsts)
-            trace.turns.append(Turn("the answer only repeated the question: the knowledge's span likeliest as a "
-                                    "whole answer instead", part, details={"span": span}))
+            trace.turns.append(Turn(f"the answer {lack}: the knowledge's span likeliest as a whole answer instead",
+                                    part, details={"span": span}))
             part = unlabelled(answering_part(span, question), question, headings) if span else part
         for short in (False, True):  # the answer to the chain's prompt, then (documents) a long answer's short one
             if len(part.split()) < 2 or not self.copies or short and not trace.headed():

@@ -228,3 +228,25 @@ def test_a_copied_passage_gives_way_to_a_span_that_is_not_a_path_s_first_level()
         pass
     assert backend.refused == [("Quillan",)]  # the title names the document, it answers nothing
     assert trace.answer == "Osk"
+
+
+@pytest.mark.parametrize("reply, headed, answer", [
+    ("2.2", True, "2.1"),  # a document's passages do not say "2.2": their likeliest span instead
+    ("2.1", True, "2.1"),  # it stands in them: kept
+    ("2.2", False, "2.2"),  # prose: an answer may be put in words of its own
+])
+def test_a_documents_answer_stands_in_its_passages(reply, headed, answer):
+    from kcard_core.llm import BackendLLM
+    from kcard_core.trace import DocumentRecord, Trace
+
+    question = "Which release removed the Osk timetable?"
+    trace = Trace(mode="bottom-up", question=question, prompt=f"Question: {question}\nAnswer:")
+    trace.documents["quillan-0"] = DocumentRecord(
+        "quillan", "Quillan › Release 2.1 (May 2020): The Osk timetable was removed.", used=True,
+        sources=["NEWS › Quillan › Release 2.1 (May 2020)"] if headed else [], headed=headed)
+    backend = Copying(reply, span="2.1")
+    for _ in read(RulesReader(BackendLLM(model=None, backend=backend)), question, trace, None):
+        pass
+    assert trace.answer == answer
+    assert any(t.question.startswith("the answer says what the document does not") for t in trace.turns) == (
+        reply != answer)
