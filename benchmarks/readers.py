@@ -174,7 +174,7 @@ than eight words in a row of the knowledge where the gold is a short span.
 Which code each row read. At the current code (2026-12-07, sessions 56 and 57, on a 2-core host
 whose CPU has AVX2 alone, so its seconds are about twice the others'): the `rules` rows of the real
 documents (twenty-nine documents as `real-docs.md` splits them, eighteen tuning and eleven held out;
-session 57's change reads only the 25 and 15 prompts whose answer did not stand in the knowledge
+session 57's change can read only the 25 and 15 prompts whose answer did not stand in the knowledge
 differently, and those were read again) and of the own-card texts (prose, which it does not touch).
 Before later reading changes: the `rules` MidtermQA rows (2026-12-05; the changes since touch
 answers of more than eight words and documents' heading paths, and MidtermQA's right answers are

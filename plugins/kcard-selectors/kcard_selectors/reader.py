@@ -57,8 +57,9 @@ class RulesReader(Reader):
        the label words the question repeats (:func:`~kcard_core.text.unlabelled`: "Version 4.3" → "4.3").
     7. An answer that still only repeats the question (:func:`~kcard_core.text.repeats`: "14.0" for
        "Which option did 14.0 add?"), or, where the knowledge is passages under heading paths (a
-       document, quoted), does not stand in it word for word ("2.1.0" where it says "2.1.*"), gives
-       way to the knowledge's likeliest span that says more, as in step 5.
+       document, quoted), has no white-space word that stands in it ("2.1.0" where it says "2.1.*";
+       "4.1.0 to 4.2.0." goes on to step 8, which keeps a run the knowledge says), gives way to the
+       knowledge's likeliest span that says more, as in step 5.
     8. An answer of more than one word narrows to the run of its whole words that the base LLM finds
        likeliest as a whole answer (its tokens, then an end; :meth:`~kcard_core.readers.Reader.narrowing`):
        "1.1.1" of "1.1.1 - 2025-06-24", "<bug-patch@gnu.org>" of "Please report bugs via email to
@@ -148,9 +149,9 @@ class RulesReader(Reader):
         if part != reply:
             trace.turns.append(Turn("the answer keeps its part that says what the question does not", reply,
                                     details={"part": part}))
-        # an answer that only repeats the question, or (a document's passages) says what they do not
-        lack = ("only repeated the question" if repeats(part, question)
-                else "says what the document does not" if trace.headed() and not stands_in(part, knowledge) else "")
+        # an answer that only repeats the question, or (a document's passages) has no word they hold
+        lack = ("only repeated the question" if repeats(part, question) else "has no word of the document's"
+                if trace.headed() and not any(stands_in(word, knowledge) for word in part.split()) else "")
         if lack and not why and knowledge and self.copies:
             span = yield self.copying(prompt, question, knowledge, words=COPIED_WORDS, refused=firsts)
             trace.turns.append(Turn(f"the answer {lack}: the knowledge's span likeliest as a whole answer instead",
