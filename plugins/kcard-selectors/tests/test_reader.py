@@ -236,7 +236,7 @@ def test_a_copied_passage_gives_way_to_a_span_that_is_not_a_path_s_first_level()
     ("Release 2.2 on", True, "Release 2.2 on"),  # a word of it stands in them: left to the narrowing
     ("2.2", False, "2.2"),  # prose: an answer may be put in words of its own
 ])
-def test_a_documents_answer_stands_in_its_passages(reply, headed, answer):
+def test_a_documents_answer_with_no_word_of_its_passages_gives_way(reply, headed, answer):
     from kcard_core.llm import BackendLLM
     from kcard_core.trace import DocumentRecord, Trace
 
