@@ -70,6 +70,12 @@ def stands_in(text: str, knowledge: str) -> bool:
     return bool(text.split()) and one_line(text).lower() in one_line(knowledge).lower()
 
 
+def shares_a_word(text: str, knowledge: str) -> bool:
+    """Whether a white-space word of ``text`` stands in ``knowledge`` (case aside)."""
+    known = one_line(knowledge).lower()
+    return any(word.lower() in known for word in text.split())
+
+
 def copied(reply: str, knowledge: str) -> bool:
     """Whether ``reply`` holds more than :data:`COPIED_WORDS` words in a row standing word for word in
     ``knowledge`` (white space and case aside): a stretch of the knowledge copied out, whole or with a

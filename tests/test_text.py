@@ -3,7 +3,8 @@ loops told; the part of an answer that answers."""
 
 import pytest
 
-from kcard_core.text import answering_part, complete_sentences, copied, looped, repeats, sentences, unlabelled
+from kcard_core.text import (answering_part, complete_sentences, copied, looped, repeats, sentences, shares_a_word,
+                             unlabelled)
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -125,3 +126,10 @@ def test_an_answer_standing_in_a_heading_loses_the_label_words_the_question_says
 def test_an_answer_is_unlabelled_only_under_headings():
     assert unlabelled(" Version 4.3 ", "Which version?", []) == "Version 4.3"
     assert unlabelled("Версия 4.3", "Какая версия?", ["Версия 4.3 (2020)"]) == "4.3"  # any language
+
+
+def test_shares_a_word_tells_an_answer_with_any_word_of_the_knowledge():
+    knowledge = "Changes from versions 4.1.* to version 4.2.0:"
+    assert shares_a_word("4.1.0 to 4.2.0.", knowledge)  # "to" stands in it
+    assert not shares_a_word("2.1.0", knowledge) and not shares_a_word("", knowledge)
+    assert shares_a_word("CHANGES", knowledge)  # case aside

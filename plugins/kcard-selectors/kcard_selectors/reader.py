@@ -14,7 +14,8 @@ from kcard_core import defaults
 from kcard_core.chains.prompts import narrowing_prompt
 from kcard_core.readers import Ask, Reader
 from kcard_core.text import (COPIED_WORDS, SEPARATOR, answering_part, copied, looped, named_option, one_line,
-                             repeats, split_options, stands_in, unlabelled, without_options, words_of)
+                             repeats, shares_a_word, split_options, stands_in, unlabelled, without_options,
+                             words_of)
 from kcard_core.trace import Trace, Turn
 from kcard_selectors import answer_types
 
@@ -149,9 +150,11 @@ class RulesReader(Reader):
         if part != reply:
             trace.turns.append(Turn("the answer keeps its part that says what the question does not", reply,
                                     details={"part": part}))
-        # an answer that only repeats the question, or (a document's passages) has no word they hold
-        lack = ("only repeated the question" if repeats(part, question) else "has no word of the document's"
-                if trace.headed() and not any(stands_in(word, knowledge) for word in part.split()) else "")
+        lack = ""  # an answer that only repeats the question, or (a document's passages) has no word they hold
+        if repeats(part, question):
+            lack = "only repeated the question"
+        elif trace.headed() and not shares_a_word(part, knowledge):
+            lack = "has no word of the document's"
         if lack and not why and knowledge and self.copies:
             span = yield self.copying(prompt, question, knowledge, words=COPIED_WORDS, refused=firsts)
             trace.turns.append(Turn(f"the answer {lack}: the knowledge's span likeliest as a whole answer instead",
