@@ -7,19 +7,25 @@ unless it alone is over it. A passage is indexed and read with its heading path 
 (:meth:`Passage.contextual`), so "Support for X has been removed." still says which release.
 
 Formats (``--format``): ``markdown`` (markdown-it-py), ``rst`` (docutils), ``html``
-(BeautifulSoup), ``pdf`` (pdfminer.six), ``text`` (plain text with outline headings: ``*``/``**``
-lines, underlined headings, numbered sections, lead-in lines ending in ":" and indentation, as in
-NEWS files, changelogs and man pages rendered to text), ``paragraphs`` (blank-line separated),
-``lines`` (one passage a line) and ``jsonl`` ({"text": ...} a line, as a card package stores its
-passages). ``auto`` picks by extension, then by content. The parsers are imported only when a file
-of theirs is read.
+(BeautifulSoup), ``pdf`` (pdfminer.six), ``man`` (a man page's roff source, rendered by groff),
+``text`` (plain text with outline headings: ``*``/``**`` lines, underlined headings, numbered
+sections, lead-in lines ending in ":" and indentation, as in NEWS files, changelogs and man pages
+rendered to text), ``paragraphs`` (blank-line separated), ``lines`` (one passage a line) and
+``jsonl`` ({"text": ...} a line, as a card package stores its passages). ``auto`` picks by
+extension, then by content. A file compressed with gzip, bzip2 or xz (``NEWS.gz``, ``grep.1.gz``,
+as Debian ships its documentation) is read as the file inside. The parsers are imported only when a
+file of theirs is read.
 """
 
 from __future__ import annotations
 
+import importlib
+import io
 import json
 import logging
 import re
+import shutil
+import subprocess
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -30,12 +36,15 @@ from kcard_core.text import SEPARATOR, WORD, one_line, sentences
 
 logger = logging.getLogger(__name__)
 
-FORMATS = ("auto", "markdown", "rst", "html", "pdf", "text", "paragraphs", "lines", "jsonl")
+FORMATS = ("auto", "markdown", "rst", "html", "pdf", "man", "text", "paragraphs", "lines", "jsonl")
 EXTENSIONS = {".md": "markdown", ".markdown": "markdown", ".rst": "rst", ".rest": "rst", ".html": "html",
               ".htm": "html", ".xhtml": "html", ".pdf": "pdf", ".jsonl": "jsonl"}
 ATX_HEADING = re.compile(r"#{1,6} \S")  # a Markdown heading line ("## 2.4.0 (2021-10-14)")
 MARKDOWN_SNIFF = 100  # the first lines of a file without an extension in which Markdown headings are looked for
 TEXT_EXTENSIONS = ("", ".txt", ".text")  # NEWS, ChangeLog, README, notes.txt: plain text in a folder
+MAN_SECTION = re.compile(r"\.[1-9][a-z]*")  # a man page's file name ends in its section: grep.1, open.3p
+ROFF_TITLE = re.compile(r"\.(?:TH|Dd)\s")  # the line that opens a man page's roff source (man, mdoc macros)
+COMPRESSED = {".gz": "gzip", ".bz2": "bz2", ".xz": "lzma"}  # suffix -> the standard library's module
 PASSAGE_CHARS = 600  # a section's blocks are merged into passages of at most this many characters
 MARKS = "-*+•·o–\u2023\u2043\u25a0-\u25ff"  # a list item's bullet (a regex class): ‣ ⁃ and ○ ▪ ► ◦ …
 
@@ -99,8 +108,8 @@ class Outline:
 def read_passages(paths: str | Path | Iterable[str | Path], format: str = "auto",
                   size: int | None = None) -> list[Passage]:
     """The passages of every file given, in order; each records its source. A folder stands for its
-    documents, recursively: files of a known extension or plain text (:data:`TEXT_EXTENSIONS`),
-    hidden ones left out; one of them that cannot be read is skipped with a warning. Raises
+    documents, recursively: files of a known extension, plain text (:data:`TEXT_EXTENSIONS`) or a
+    man page, each also compressed (:data:`COMPRESSED`), hidden ones left out; one of them that cannot be read is skipped with a warning. Raises
     :class:`KcardError` naming the file for a file given by name that cannot be read or parsed, and
     when there is no text at all."""
     if format not in FORMATS:
@@ -116,7 +125,7 @@ def read_passages(paths: str | Path | Iterable[str | Path], format: str = "auto"
         for file in sorted(path.rglob("*")):
             source = str(file.relative_to(path))
             if (not file.is_file() or any(part.startswith(".") for part in file.relative_to(path).parts)
-                    or file.suffix.lower() not in (*EXTENSIONS, *TEXT_EXTENSIONS)):
+                    or not document_name(inner_name(file))):
                 continue
             try:
                 passages += read_file(file, format, source, size)
@@ -201,14 +210,42 @@ class ContextualTexts(Sequence[str]):
         return self.passages[index].contextual()
 
 
-def read_file(path: Path, format: str, source: str, size: int) -> list[Passage]:
-    """The passages of one file (see :func:`read_passages`); the file is read once."""
+def inner_name(path: Path) -> Path:
+    """The name of the file inside ``path``: ``NEWS`` of ``NEWS.gz`` (:data:`COMPRESSED`), else ``path``."""
+    return path.with_suffix("") if path.suffix.lower() in COMPRESSED else path
+
+
+def document_name(path: Path) -> bool:
+    """Whether a file named ``path`` is a document a folder stands for: a known extension, plain text
+    (:data:`TEXT_EXTENSIONS`) or a man page (:data:`MAN_SECTION`)."""
+    suffix = path.suffix.lower()
+    return suffix in EXTENSIONS or suffix in TEXT_EXTENSIONS or bool(MAN_SECTION.fullmatch(suffix))
+
+
+def file_bytes(path: Path) -> bytes:
+    """The bytes of ``path``, or of the file inside it where it is compressed (:data:`COMPRESSED`).
+    Raises :class:`KcardError` for a compressed file that does not decompress."""
+    data = path.read_bytes()
+    module = COMPRESSED.get(path.suffix.lower())
+    if module is None:
+        return data
     try:
-        data = path.read_bytes()
+        return importlib.import_module(module).decompress(data)
+    except Exception as error:  # gzip.BadGzipFile, lzma.LZMAError, OSError, EOFError: a broken archive
+        raise KcardError(f"cannot decompress {path} ({module}): {error}") from None
+
+
+def read_file(path: Path, format: str, source: str, size: int) -> list[Passage]:
+    """The passages of one file (see :func:`read_passages`); the file is read once, decompressed
+    where it is compressed (:data:`COMPRESSED`)."""
+    try:
+        data = file_bytes(path)
         if format == "auto":
-            format = detect(path, data)
+            format = detect(inner_name(path), data)
         if format == "pdf":
-            blocks = outline_blocks(pdf_text(path))
+            blocks = outline_blocks(pdf_text(data, path))
+        elif format == "man":
+            blocks = outline_blocks(man_text(data, path))
         else:
             content = decoded(data)
             if format == "jsonl":
@@ -225,10 +262,11 @@ def read_file(path: Path, format: str, source: str, size: int) -> list[Passage]:
 
 def detect(path: Path, data: bytes) -> str:
     """The format of file ``path`` holding ``data``: by its extension, else by its first bytes (HTML,
-    PDF), else ``markdown`` when two of its first lines, neither right under the other, are Markdown
-    headings (a CHANGELOG.md that a package ships as "changelog"; not a comment block), else
-    ``text`` when it has a blank line and ``lines`` when not (a file of one fact per line is that
-    many passages). Raises UnicodeDecodeError for a binary file (:func:`decoded`)."""
+    PDF), else ``man`` when one of its first lines opens a man page (:data:`ROFF_TITLE`), else
+    ``markdown`` when two of its first lines, neither right under the other, are Markdown headings
+    (a CHANGELOG.md that a package ships as "changelog"; not a comment block), else ``text`` when it
+    has a blank line and ``lines`` when not (a file of one fact per line is that many passages).
+    Raises UnicodeDecodeError for a binary file (:func:`decoded`)."""
     if path.suffix.lower() in EXTENSIONS:
         return EXTENSIONS[path.suffix.lower()]
     if data.startswith(b"%PDF"):
@@ -236,6 +274,8 @@ def detect(path: Path, data: bytes) -> str:
     if re.match(rb"\s*(<!doctype html|<html)", data[:4096], re.I):
         return "html"
     lines = decoded(data).strip().splitlines()
+    if any(ROFF_TITLE.match(line) for line in lines[:MARKDOWN_SNIFF]):
+        return "man"
     headings = [bool(ATX_HEADING.match(line)) for line in lines[:MARKDOWN_SNIFF]]
     if sum(heading and not before for before, heading in zip([False, *headings], headings)) >= 2:
         return "markdown"
@@ -553,15 +593,15 @@ def html_blocks(content: str) -> list[Block]:
 
 # -- PDF -----------------------------------------------------------------------------------------
 
-def pdf_text(path: Path) -> str:
-    """A PDF's text through pdfminer.six, a line per printed line, indented as printed (so that the
-    plain-text outline finds its headings), without the lines every page repeats (running heads,
-    page numbers)."""
+def pdf_text(data: bytes, path: Path) -> str:
+    """The text of a PDF's bytes through pdfminer.six, a line per printed line, indented as printed (so
+    that the plain-text outline finds its headings), without the lines every page repeats (running
+    heads, page numbers). Raises :class:`KcardError` naming ``path`` for a PDF without a text layer."""
     from pdfminer.high_level import extract_pages
     from pdfminer.layout import LTTextContainer
 
     pages = []
-    for page in extract_pages(str(path)):
+    for page in extract_pages(io.BytesIO(data)):
         lines = [(line.y1, line.x0, line.height, line.get_text().strip()) for box in page
                  if isinstance(box, LTTextContainer) for line in box if line.get_text().strip()]
         pages.append(sorted(lines, key=lambda line: (-round(line[0]), line[1])))
@@ -590,6 +630,30 @@ def furniture(pages: list[list[str]]) -> set[str]:
         for text in {re.sub(r"\d+", "#", text) for text in page[:2] + page[-2:]}:
             counts[text] = counts.get(text, 0) + 1
     return {text for text, count in counts.items() if count >= max(2, len(pages) / 2)}
+
+
+# -- man pages -----------------------------------------------------------------------------------
+
+MAN_SECONDS = 60  # the longest groff may take to render one page
+
+
+def man_text(data: bytes, path: Path) -> str:
+    """A man page's roff source as ``man`` shows it, for the plain-text outline: rendered by groff
+    (``-k``: its encoding read; ``-t``: tables through tbl; ``-mandoc``: man or mdoc macros) to UTF-8
+    text without overstrikes or colours. Raises :class:`KcardError` naming ``path`` where groff is not
+    installed or cannot render it."""
+    groff = shutil.which("groff")
+    if groff is None:
+        raise KcardError(f"{path} is a man page (roff source), which kcard renders with groff, not installed: "
+                         f"apt install groff-base, or give the page as text (man -P cat {path} > page.txt)")
+    try:
+        done = subprocess.run([groff, "-k", "-t", "-mandoc", "-Tutf8", "-P", "-cbou"], input=data,
+                              capture_output=True, timeout=MAN_SECONDS)
+    except subprocess.TimeoutExpired:
+        raise KcardError(f"groff took over {MAN_SECONDS} s to render {path}") from None
+    if done.returncode or not done.stdout.strip():
+        raise KcardError(f"groff could not render {path}: {done.stderr.decode(errors='replace').strip()[:200]}")
+    return done.stdout.decode("utf-8", errors="replace")
 
 
 # -- plain text with an outline ------------------------------------------------------------------

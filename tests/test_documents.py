@@ -1,5 +1,6 @@
 """Document readers: each format's structure becomes passages that carry their heading path and source."""
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -320,6 +321,67 @@ def test_bad_input_is_named(tmp_path):
     with pytest.raises(KcardError, match="cannot read the corpus .*notes.bin: .*NUL byte"):
         read_corpus(tmp_path / "notes.bin")
 
+
+
+@pytest.mark.parametrize("compress", ["gzip", "bz2", "lzma"])
+def test_a_compressed_file_reads_as_the_file_inside(tmp_path, compress):
+    import importlib
+
+    module = importlib.import_module(compress)
+    suffix = {"gzip": ".gz", "bz2": ".bz2", "lzma": ".xz"}[compress]
+    shipped = tmp_path / f"NEWS{suffix}"  # as Debian ships a package's NEWS
+    shipped.write_bytes(module.compress((DATA / "mpfr-NEWS").read_bytes()))
+    passages, plain = read_passages(shipped), read_passages(DATA / "mpfr-NEWS")
+    assert [(p.text, p.headings) for p in passages] == [(p.text, p.headings) for p in plain]
+    assert {p.source for p in passages} == {f"NEWS{suffix}"}
+
+
+def test_a_broken_compressed_file_is_named(tmp_path):
+    (tmp_path / "NEWS.gz").write_bytes(b"not gzip at all")
+    with pytest.raises(KcardError, match=r"cannot decompress .*NEWS\.gz \(gzip\)"):
+        read_passages(tmp_path / "NEWS.gz")
+
+
+needs_groff = pytest.mark.skipif(not shutil.which("groff"), reason="groff renders man pages (apt install groff-base)")
+
+
+@needs_groff
+def test_a_man_pages_roff_source_reads_as_man_shows_it():
+    passages = read_passages(DATA / "frob.1")
+    assert [p.contextual() for p in passages if p.headings] == [
+        "NAME: frob - turn knobs on a remote panel",
+        "SYNOPSIS: frob [OPTION]... PANEL",
+        "OPTIONS › -k, --knob=NAME: Turn the knob called NAME; the default knob is main.",
+        "OPTIONS › -w, --wait=SECONDS: Wait this many seconds between turns (default 3).",
+        "EXIT STATUS: frob exits with status 4 when the panel does not answer."]
+
+
+@needs_groff
+def test_a_folder_reads_compressed_documents_and_man_pages(tmp_path, caplog):
+    import gzip
+
+    (tmp_path / "frob.1.gz").write_bytes(gzip.compress((DATA / "frob.1").read_bytes()))
+    (tmp_path / "NEWS.gz").write_bytes(gzip.compress(b"* Version 2.3 (2026-12-01)\n\n  Added --wait.\n"))
+    (tmp_path / "README.md.gz").write_bytes(gzip.compress(b"# frob\n\n## Install\n\nRun make.\n"))
+    (tmp_path / "logo.png.gz").write_bytes(gzip.compress(b"\x89PNG\r\n\x00"))  # not a document
+    passages = read_passages(tmp_path)
+    assert {p.source for p in passages} == {"frob.1.gz", "NEWS.gz", "README.md.gz"} and not caplog.text
+    texts = [p.contextual() for p in passages]
+    assert "Version 2.3 (2026-12-01): Added --wait." in texts  # the format told by the name inside
+    assert "frob › Install: Run make." in texts and "OPTIONS › -w, --wait=SECONDS" in " ".join(texts)
+
+
+def test_a_man_page_without_groff_says_what_to_install(monkeypatch):
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    with pytest.raises(KcardError, match=r"frob\.1 is a man page .*groff.*apt install groff-base"):
+        read_passages(DATA / "frob.1")
+
+
+@needs_groff
+@pytest.mark.skipif(not Path("/usr/share/man/man1/grep.1.gz").exists(), reason="grep's man page is not installed")
+def test_a_real_man_page_as_it_ships():
+    found = [p.contextual() for p in read_passages("/usr/share/man/man1/grep.1.gz") if "byte offset" in p.text]
+    assert any(text.startswith("OPTIONS › ") and "--byte-offset" in text for text in found), found
 
 def test_describe_proposes_a_subject_and_a_description():
     news = read_passages(DATA / "mpfr-NEWS")

@@ -72,7 +72,8 @@ def new() -> None:
                    "passages that keep their source and heading path (exact facts, no training).")
 @click.option("--format", "corpus_format", type=click.Choice(FORMATS), default="auto", show_default=True,
               help="How --corpus is written; auto: by extension (.md, .rst, .html, .pdf, .jsonl), else by content "
-                   "(plain text with outline headings; one passage a line without a blank line).")
+                   "(a man page's roff source; plain text with outline headings; one passage a line without a "
+                   "blank line). A .gz, .bz2 or .xz file is read as the file inside.")
 @click.option("--subject", default=None,
               help="What the whole text is about (a name its questions use); proposed from the text when not given.")
 @click.option("--chat/--no-chat", default=False, help="Prompt the model through its chat template.")

@@ -17,7 +17,8 @@ from kcard_core.models import TRAINING_BASE
 @click.option("--description", default=None, help="What the card knows, in one line.")
 @click.option("--format", "corpus_format", type=click.Choice(FORMATS), default="auto", show_default=True,
               help="How CORPUS holds its passages; auto: by extension (.md, .rst, .html, .pdf, .jsonl), else "
-                   "by content (plain text with outline headings; one passage a line without a blank line).")
+                   "by content (a man page's roff source; plain text with outline headings; one passage a line "
+                   "without a blank line). A .gz, .bz2 or .xz file is read as the file inside.")
 @click.option("--base", default=TRAINING_BASE, show_default=True,
               help="Base model: a known name, a GGUF file, an HF folder, or 'tiny-random' (for tests).")
 @click.option("--preset", type=click.Choice(["memorise", "cpu", "paper"]), default="memorise", show_default=True,
