@@ -128,6 +128,9 @@ Twenty-nine real documents used as they ship (benchmarks/real_docs/sources.py), 
 corpus whole. A retrieval card is built from each at kcard's defaults (`kcard new card NAME --corpus
 FILE`, the subject and description kcard proposes) and installed beside every first-party card;
 asked with `--card NAME`, bottom-up and top-down-auto over all cards; vanilla is the base LLM alone.
+Seventeen ship compressed or as a man page's roff source: the cards here are built from the
+decompressed file and from groff's text, and kcard reads the files as they ship (`NEWS.gz`,
+`grep.1.gz`) into the same passages (`python benchmarks/real_docs/sources.py --as-shipped`).
 2 CPU cores, one process at a time; the rows run after the sentence change of 2026-12-07 (make-news
 and seven held-out documents) and after that day's marks change (grep, xmltodict, Cargo, FFTW and
 libseccomp, all three modes) on a host whose CPU multiplies with AVX2 alone, about twice as slow;

@@ -3,7 +3,8 @@
 Nothing here is committed but how to get each document: Debian packages' documentation folders,
 man pages rendered by groff, a toolchain's HTML book and Python packages' METADATA (the README and
 changelog PyPI shows). A ``tree:`` source is a folder, copied whole: the card is built from the
-folder. ``python benchmarks/real_docs/sources.py DIR`` writes them all into DIR.
+folder. ``python benchmarks/real_docs/sources.py DIR`` writes them all into DIR; ``--as-shipped``
+checks that kcard reads the compressed files and man pages as they ship into the same passages.
 """
 
 from __future__ import annotations
@@ -118,7 +119,29 @@ def files(path: Path) -> list[Path]:
     return sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
 
 
+def same_as_shipped(name: str, folder: Path) -> bool | None:
+    """Whether kcard reads the shipped file of a decompressed or rendered document (``NEWS.gz``, a man
+    page's roff source ``grep.1.gz``) into the passages (text and heading path) of the copy
+    :func:`extract` writes; None for a document taken as it is."""
+    from kcard_core.documents import read_passages
+
+    how, _, where = SOURCES[name][1].partition(":")
+    if how not in ("gunzip", "man-text"):
+        return None
+    return ([(p.text, p.headings) for p in read_passages(extract(name, folder))]
+            == [(p.text, p.headings) for p in read_passages(Path(where))])
+
+
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--as-shipped"]:  # kcard reads the shipped files as the extracted copies
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as work:
+            for name in SOURCES:
+                same = same_as_shipped(name, Path(work))
+                if same is not None:
+                    print(f"{name}: {'the same passages' if same else 'DIFFERENT passages'} as shipped")
+        sys.exit()
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "real-docs")
     for name in SOURCES:
         path = extract(name, out)
