@@ -108,10 +108,10 @@ class Outline:
 def read_passages(paths: str | Path | Iterable[str | Path], format: str = "auto",
                   size: int | None = None) -> list[Passage]:
     """The passages of every file given, in order; each records its source. A folder stands for its
-    documents, recursively: files of a known extension, plain text (:data:`TEXT_EXTENSIONS`) or a
-    man page, each also compressed (:data:`COMPRESSED`), hidden ones left out; one of them that cannot be read is skipped with a warning. Raises
-    :class:`KcardError` naming the file for a file given by name that cannot be read or parsed, and
-    when there is no text at all."""
+    documents, recursively (:func:`document_name`, also compressed: :data:`COMPRESSED`), hidden ones
+    left out; one of them that cannot be read is skipped with a warning. Raises :class:`KcardError`
+    naming the file for a file given by name that cannot be read or parsed, and when there is no
+    text at all."""
     if format not in FORMATS:
         raise KcardError(f"corpus format {format!r}: use one of {', '.join(FORMATS)}")
     paths = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(path) for path in paths]
