@@ -303,7 +303,7 @@ def main() -> None:
                     shutil.copytree(Path(work) / "trained", args.keep / document, dirs_exist_ok=True)
                 row = {"document": document, "split": SOURCES[document][2], "kind": kind, "questions": 20,
                        "format": args.format if args.format != "auto" else
-                       "+".join(sorted({documents.detect(part, part.read_bytes()) for part in files(file)})),
+                       "+".join(sorted({documents.format_of(part) for part in files(file)})),
                        "train_seconds": None, **stats, **ask(document, card, [m for m in modes if m in MODES])}
                 print(json.dumps({k: v for k, v in row.items() if not k.startswith("missed")}), flush=True)
                 if args.save:

@@ -235,6 +235,11 @@ def file_bytes(path: Path) -> bytes:
         raise KcardError(f"cannot decompress {path} ({module}): {error}") from None
 
 
+def format_of(path: Path) -> str:
+    """The format ``auto`` reads file ``path`` as (:func:`detect`, on the file inside where it is compressed)."""
+    return detect(inner_name(path), file_bytes(path))
+
+
 def read_file(path: Path, format: str, source: str, size: int) -> list[Passage]:
     """The passages of one file (see :func:`read_passages`); the file is read once, decompressed
     where it is compressed (:data:`COMPRESSED`)."""

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from kcard_core.documents import (Block, Passage, chunk, describe, passages_jsonl, read_corpus, read_passages)
+from kcard_core.documents import (Block, Passage, chunk, describe, format_of, passages_jsonl, read_corpus,
+                                  read_passages)
 from kcard_core.errors import KcardError
 
 DATA = Path(__file__).parent / "data" / "documents"
@@ -334,6 +335,7 @@ def test_a_compressed_file_reads_as_the_file_inside(tmp_path, compress):
     passages, plain = read_passages(shipped), read_passages(DATA / "mpfr-NEWS")
     assert [(p.text, p.headings) for p in passages] == [(p.text, p.headings) for p in plain]
     assert {p.source for p in passages} == {f"NEWS{suffix}"}
+    assert format_of(shipped) == "text"
 
 
 def test_a_broken_compressed_file_is_named(tmp_path):
@@ -347,6 +349,7 @@ needs_groff = pytest.mark.skipif(not shutil.which("groff"), reason="groff render
 
 @needs_groff
 def test_a_man_pages_roff_source_reads_as_man_shows_it():
+    assert format_of(DATA / "frob.1") == "man"
     passages = read_passages(DATA / "frob.1")
     assert [p.contextual() for p in passages if p.headings] == [
         "NAME: frob - turn knobs on a remote panel",

@@ -77,6 +77,12 @@ SOURCES = {
     # held out: questions written on 2026-12-07 (session 53) before it was first run; a folder as the
     # corpus: libffi's manual as Texinfo renders it to HTML, one page a node (the libffi-dev package)
     "libffi-manual": ("html", "tree:/usr/share/doc/libffi8/html", "held-out", "libffi"),
+    # held out: questions written on 2026-12-07 (session 58) before the documents were first read by kcard,
+    # each given exactly as it ships, compressed: diffutils' GNU NEWS ("* Noteworthy changes in release X
+    # (date)" over "** Bug fixes", then "User-visible changes in version X:" over "*" items) and bzip2's man
+    # page as roff source, which kcard renders with groff
+    "diffutils-news": ("NEWS.gz", "copy:/usr/share/doc/diffutils/NEWS.gz", "held-out", "diffutils"),
+    "bzip2-man": ("bzip2.1.gz", "copy:/usr/share/man/man1/bzip2.1.gz", "held-out", "bzip2"),
 }
 
 
