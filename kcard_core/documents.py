@@ -8,7 +8,7 @@ unless it alone is over it. A passage is indexed and read with its heading path 
 
 Formats (``--format``): ``markdown`` (markdown-it-py), ``rst`` (docutils), ``html``
 (BeautifulSoup), ``pdf`` (pdfminer.six), ``man`` (a man page's roff source, rendered by groff),
-``text`` (plain text with outline headings: ``*``/``**`` lines, underlined headings, numbered
+``info`` (a GNU Info manual, its navigation left out), ``text`` (plain text with outline headings: ``*``/``**`` lines, underlined headings, numbered
 sections, lead-in lines ending in ":" and indentation, as in NEWS files, changelogs and man pages
 rendered to text), ``paragraphs`` (blank-line separated), ``lines`` (one passage a line) and
 ``jsonl`` ({"text": ...} a line, as a card package stores its passages). ``auto`` picks by
@@ -36,9 +36,9 @@ from kcard_core.text import SEPARATOR, WORD, one_line, sentences
 
 logger = logging.getLogger(__name__)
 
-FORMATS = ("auto", "markdown", "rst", "html", "pdf", "man", "text", "paragraphs", "lines", "jsonl")
+FORMATS = ("auto", "markdown", "rst", "html", "pdf", "man", "info", "text", "paragraphs", "lines", "jsonl")
 EXTENSIONS = {".md": "markdown", ".markdown": "markdown", ".rst": "rst", ".rest": "rst", ".html": "html",
-              ".htm": "html", ".xhtml": "html", ".pdf": "pdf", ".jsonl": "jsonl"}
+              ".htm": "html", ".xhtml": "html", ".pdf": "pdf", ".info": "info", ".jsonl": "jsonl"}
 ATX_HEADING = re.compile(r"#{1,6} \S")  # a Markdown heading line ("## 2.4.0 (2021-10-14)")
 MARKDOWN_SNIFF = 100  # the first lines of a file without an extension in which Markdown headings are looked for
 TEXT_EXTENSIONS = ("", ".txt", ".text")  # NEWS, ChangeLog, README, notes.txt: plain text in a folder
@@ -251,6 +251,8 @@ def read_file(path: Path, format: str, source: str, size: int) -> list[Passage]:
             blocks = outline_blocks(pdf_text(data, path))
         elif format == "man":
             blocks = outline_blocks(man_text(data, path))
+        elif format == "info":
+            blocks = outline_blocks(info_text(data, path))
         else:
             content = decoded(data)
             if format == "jsonl":
@@ -659,6 +661,44 @@ def man_text(data: bytes, path: Path) -> str:
     if done.returncode or not done.stdout.strip():
         raise KcardError(f"groff could not render {path}: {done.stderr.decode(errors='replace').strip()[:200]}")
     return done.stdout.decode("utf-8", errors="replace")
+
+
+# -- GNU Info manuals ----------------------------------------------------------------------------
+
+INFO_SEPARATOR = "\x1f"  # what ends one node of an Info file and starts the next
+INFO_HEADER = re.compile(r"File: [^,]+,\s+Node: ")  # a node's first line: where it stands among the others
+INFO_INDEX = "\x08[index\x08]"  # what marks an index node (NUL bytes left out)
+INFO_MENU = re.compile(r"^\* Menu:", re.M)  # a node's menu of the nodes under it, to its end
+INFO_NOTE = re.compile(r"\*[Nn]ote\s+([^:]+?)::|\*[Nn]ote\s+([^:]+?):\s*[^.,]+[.,]")  # *note Node:: / *note X: Node.
+
+
+def info_text(data: bytes, path: Path) -> str:
+    """A GNU Info manual's text for the plain-text outline, whose underlined titles head its nodes:
+    every node's text without its header line, its menu, or the node at all where it is an index;
+    the preamble, tag table and local variables left out; cross references ("*note Node::", "*note
+    Label: Node.") as their names. A manual split into parts (``find.info`` with an indirect table
+    naming ``find.info-1`` …) is read from its parts beside it, compressed or not. Raises
+    :class:`KcardError` for a part that is missing. Text with no node comes back as it is. The NUL
+    bytes an Info file holds (its index marks) are left out."""
+    content = decoded(data.replace(b"\0", b""))
+    nodes = content.split(INFO_SEPARATOR)
+    indirect = next((node for node in nodes if node.lstrip("\n").startswith("Indirect:")), None)
+    if indirect is not None:
+        nodes = []
+        for line in indirect.strip().splitlines()[1:]:
+            name = line.rpartition(":")[0].strip()
+            part = next((found for found in (path.parent / (name + suffix) for suffix in ("", *COMPRESSED))
+                         if found.is_file()), None)
+            if part is None:
+                raise KcardError(f"{path} is a manual in parts, and its part {name} is not beside it")
+            nodes += decoded(file_bytes(part).replace(b"\0", b"")).split(INFO_SEPARATOR)
+    texts = []
+    for node in nodes:
+        header, _, body = node.lstrip("\n").partition("\n")
+        if INFO_HEADER.match(header) and INFO_INDEX not in body:
+            body = INFO_MENU.split(body, 1)[0]
+            texts.append(INFO_NOTE.sub(lambda m: m.group(1) or m.group(2), body))
+    return "\n\n".join(texts) if texts else content
 
 
 # -- plain text with an outline ------------------------------------------------------------------

@@ -386,6 +386,42 @@ def test_a_real_man_page_as_it_ships():
     found = [p.contextual() for p in read_passages("/usr/share/man/man1/grep.1.gz") if "byte offset" in p.text]
     assert any(text.startswith("OPTIONS › ") and "--byte-offset" in text for text in found), found
 
+
+FROB_INFO = ("This is frob.info, produced by makeinfo from frob.texi.\n\nINFO-DIR-SECTION Tools\nSTART-INFO-DIR-ENTRY\n"
+             "* frob: (frob).   Turn knobs.\nEND-INFO-DIR-ENTRY\n\n\x1f\n"
+             "File: frob.info,  Node: Top,  Next: Knobs,  Up: (dir)\n\nfrob\n****\n\nThis manual documents frob 2.3.\n\n"
+             "* Menu:\n\n* Knobs::     Turning knobs.\n* Index::     Index.\n\n\x1f\n"
+             "File: frob.info,  Node: Knobs,  Next: Index,  Prev: Top,  Up: Top\n\n1 Knobs\n*******\n\n"
+             "The default knob is main; see *note Top:: for the version.\n\n1.1 Waiting\n===========\n\n"
+             "frob waits 3 seconds between turns.\n\n\x1f\n"
+             "File: frob.info,  Node: Index,  Prev: Knobs,  Up: Top\n\nIndex\n*****\n\n\x00\x08[index\x00\x08]\n"
+             "* Menu:\n\n* knob:    Knobs.    (line 6)\n\n\x1f\nTag Table:\nNode: Top\x7f120\n\x1f\nEnd Tag Table\n")
+
+
+def test_an_info_manual_reads_without_its_navigation(tmp_path):
+    (tmp_path / "frob.info").write_bytes(FROB_INFO.encode())
+    assert [p.contextual() for p in read_passages(tmp_path / "frob.info")] == [
+        "frob: This manual documents frob 2.3.",
+        "1 Knobs: The default knob is main; see Top for the version.",
+        "1 Knobs › 1.1 Waiting: frob waits 3 seconds between turns."]
+
+
+def test_an_info_manual_in_parts_reads_its_parts_beside_it(tmp_path):
+    import gzip
+
+    first, rest = FROB_INFO.split("\x1f\nFile: frob.info,  Node: Knobs")
+    rest = "\x1f\nFile: frob.info,  Node: Knobs" + rest
+    (tmp_path / "frob.info-1.gz").write_bytes(gzip.compress(first.encode()))
+    (tmp_path / "frob.info-2").write_text(rest)
+    main = tmp_path / "frob.info.gz"
+    main.write_bytes(gzip.compress(b"This is frob.info.\n\n\x1f\nIndirect:\nfrob.info-1: 100\nfrob.info-2: 400\n"
+                                   b"\x1f\nTag Table:\n(Indirect)\n\x1f\nEnd Tag Table\n"))
+    assert len(read_passages(main)) == 3
+    assert len(read_passages(tmp_path)) == 3  # the parts are read through the manual, not again
+    (tmp_path / "frob.info-2").unlink()
+    with pytest.raises(KcardError, match=r"frob\.info\.gz is a manual in parts, and its part frob\.info-2 is not"):
+        read_passages(main)
+
 def test_describe_proposes_a_subject_and_a_description():
     news = read_passages(DATA / "mpfr-NEWS")
     subject, description = describe(news, "mpfr")

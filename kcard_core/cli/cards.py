@@ -71,7 +71,7 @@ def new() -> None:
               help="A retrieval card: BM25 over these files or folders (repeatable), stored in the package as "
                    "passages that keep their source and heading path (exact facts, no training).")
 @click.option("--format", "corpus_format", type=click.Choice(FORMATS), default="auto", show_default=True,
-              help="How --corpus is written; auto: by extension (.md, .rst, .html, .pdf, .jsonl), else by content "
+              help="How --corpus is written; auto: by extension (.md, .rst, .html, .pdf, .info, .jsonl), else by content "
                    "(a man page's roff source; plain text with outline headings; one passage a line without a "
                    "blank line). A .gz, .bz2 or .xz file is read as the file inside.")
 @click.option("--subject", default=None,

@@ -16,7 +16,7 @@ from kcard_core.models import TRAINING_BASE
               help="Folder to write the card into (created).")
 @click.option("--description", default=None, help="What the card knows, in one line.")
 @click.option("--format", "corpus_format", type=click.Choice(FORMATS), default="auto", show_default=True,
-              help="How CORPUS holds its passages; auto: by extension (.md, .rst, .html, .pdf, .jsonl), else "
+              help="How CORPUS holds its passages; auto: by extension (.md, .rst, .html, .pdf, .info, .jsonl), else "
                    "by content (a man page's roff source; plain text with outline headings; one passage a line "
                    "without a blank line). A .gz, .bz2 or .xz file is read as the file inside.")
 @click.option("--base", default=TRAINING_BASE, show_default=True,
