@@ -422,6 +422,14 @@ def test_an_info_manual_in_parts_reads_its_parts_beside_it(tmp_path):
     with pytest.raises(KcardError, match=r"frob\.info\.gz is a manual in parts, and its part frob\.info-2 is not"):
         read_passages(main)
 
+
+@pytest.mark.skipif(not Path("/usr/share/info/sed.info.gz").exists(), reason="sed's Info manual is not installed")
+def test_a_real_info_manual_as_it_ships():
+    passages = read_passages("/usr/share/info/sed.info.gz")
+    assert not [p.text for p in passages if "Node:" in p.text or "* Menu:" in p.text or "\x08" in p.text]
+    assert any(p.headings[:2] == ("2 Running sed", "2.2 Command-Line Options") and "in-place" in p.contextual()
+               for p in passages)
+
 def test_describe_proposes_a_subject_and_a_description():
     news = read_passages(DATA / "mpfr-NEWS")
     subject, description = describe(news, "mpfr")
