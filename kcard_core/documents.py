@@ -680,8 +680,10 @@ def info_text(data: bytes, path: Path) -> str:
     naming ``find.info-1`` …) is read from its parts beside it, compressed or not. Raises
     :class:`KcardError` for a part that is missing. Text with no node comes back as it is. The NUL
     bytes an Info file holds (its index marks) are left out."""
-    content = decoded(data.replace(b"\0", b""))
-    nodes = content.split(INFO_SEPARATOR)
+    def nodes_of(data: bytes) -> list[str]:
+        return decoded(data.replace(b"\0", b"")).split(INFO_SEPARATOR)
+
+    nodes = nodes_of(data)
     indirect = next((node for node in nodes if node.lstrip("\n").startswith("Indirect:")), None)
     if indirect is not None:
         nodes = []
@@ -691,14 +693,14 @@ def info_text(data: bytes, path: Path) -> str:
                          if found.is_file()), None)
             if part is None:
                 raise KcardError(f"{path} is a manual in parts, and its part {name} is not beside it")
-            nodes += decoded(file_bytes(part).replace(b"\0", b"")).split(INFO_SEPARATOR)
+            nodes += nodes_of(file_bytes(part))
     texts = []
     for node in nodes:
         header, _, body = node.lstrip("\n").partition("\n")
         if INFO_HEADER.match(header) and INFO_INDEX not in body:
             body = INFO_MENU.split(body, 1)[0]
             texts.append(INFO_NOTE.sub(lambda m: m.group(1) or m.group(2), body))
-    return "\n\n".join(texts) if texts else content
+    return "\n\n".join(texts) if texts else INFO_SEPARATOR.join(nodes)
 
 
 # -- plain text with an outline ------------------------------------------------------------------
