@@ -270,9 +270,10 @@ messages (Qwen2.5-Coder-0.5B-Instruct, not a default; measured on 2026-11-26, wh
 answered with the span itself: EM 47.1 / 51.7 against Gemma's 5.7 / 6.7 with `rules`, for about the
 same share of answers holding the gold. Read through today's `rules` reader and completion prompt on
 the eighteen tuning documents' prepared prompts (2026-12-07, session 58), that model held the gold
-for 268 of 360 (EM 235) against Gemma's 246 (221): twice the parameters, six points more, and 18 of
-20 on four documents (MPFR, D-Bus, wget, PulseAudio), so a base LLM of that size would not meet
-the goal either.
+for 268 of 360 (EM 235) against Gemma's 246 (221), 18 of 20 on four documents (MPFR, D-Bus, wget,
+PulseAudio); on the first eleven held out, read once, 146 of 220 (EM 127) against 119 (105), at most
+17 on any of them: twice the parameters, six to twelve points more, and a base LLM of that size
+would not meet the goal either.
 """
 
 
