@@ -40,7 +40,7 @@ FORMATS = ("auto", "markdown", "rst", "html", "pdf", "man", "info", "text", "par
 EXTENSIONS = {".md": "markdown", ".markdown": "markdown", ".rst": "rst", ".rest": "rst", ".html": "html",
               ".htm": "html", ".xhtml": "html", ".pdf": "pdf", ".info": "info", ".jsonl": "jsonl"}
 ATX_HEADING = re.compile(r"#{1,6} \S")  # a Markdown heading line ("## 2.4.0 (2021-10-14)")
-MARKDOWN_SNIFF = 100  # the first lines of a file without an extension in which Markdown headings are looked for
+SNIFF_LINES = 100  # the first lines of a file without an extension in which its kind is looked for
 TEXT_EXTENSIONS = ("", ".txt", ".text")  # NEWS, ChangeLog, README, notes.txt: plain text in a folder
 MAN_SECTION = re.compile(r"\.[1-9][a-z]*")  # a man page's file name ends in its section: grep.1, open.3p
 ROFF_TITLE = re.compile(r"\.(?:TH|Dd)\s")  # the line that opens a man page's roff source (man, mdoc macros)
@@ -281,9 +281,9 @@ def detect(path: Path, data: bytes) -> str:
     if re.match(rb"\s*(<!doctype html|<html)", data[:4096], re.I):
         return "html"
     lines = decoded(data).strip().splitlines()
-    if any(ROFF_TITLE.match(line) for line in lines[:MARKDOWN_SNIFF]):
+    if any(ROFF_TITLE.match(line) for line in lines[:SNIFF_LINES]):
         return "man"
-    headings = [bool(ATX_HEADING.match(line)) for line in lines[:MARKDOWN_SNIFF]]
+    headings = [bool(ATX_HEADING.match(line)) for line in lines[:SNIFF_LINES]]
     if sum(heading and not before for before, heading in zip([False, *headings], headings)) >= 2:
         return "markdown"
     return "text" if any(not line.strip() for line in lines) else "lines"
@@ -669,7 +669,7 @@ INFO_SEPARATOR = "\x1f"  # what ends one node of an Info file and starts the nex
 INFO_HEADER = re.compile(r"File: [^,]+,\s+Node: ")  # a node's first line: where it stands among the others
 INFO_INDEX = "\x08[index\x08]"  # what marks an index node (NUL bytes left out)
 INFO_MENU = re.compile(r"^\* Menu:", re.M)  # a node's menu of the nodes under it, to its end
-INFO_NOTE = re.compile(r"\*[Nn]ote\s+([^:]+?)::|\*[Nn]ote\s+([^:]+?):\s*[^.,]+[.,]")  # *note Node:: / *note X: Node.
+INFO_NOTE = re.compile(r"\*[Nn]ote\s+([^:]+?):(?::|\s*[^.,]+[.,])")  # "*note Node::", "*note Label: Node."
 
 
 def info_text(data: bytes, path: Path) -> str:
@@ -699,7 +699,7 @@ def info_text(data: bytes, path: Path) -> str:
         header, _, body = node.lstrip("\n").partition("\n")
         if INFO_HEADER.match(header) and INFO_INDEX not in body:
             body = INFO_MENU.split(body, 1)[0]
-            texts.append(INFO_NOTE.sub(lambda m: m.group(1) or m.group(2), body))
+            texts.append(INFO_NOTE.sub(r"\1", body))
     return "\n\n".join(texts) if texts else INFO_SEPARATOR.join(nodes)
 
 
