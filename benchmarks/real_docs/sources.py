@@ -83,6 +83,11 @@ SOURCES = {
     # page as roff source, which kcard renders with groff
     "diffutils-news": ("NEWS.gz", "copy:/usr/share/doc/diffutils/NEWS.gz", "held-out", "diffutils"),
     "bzip2-man": ("bzip2.1.gz", "copy:/usr/share/man/man1/bzip2.1.gz", "held-out", "bzip2"),
+    # GNU Info manuals as they ship (session 59): time's and bc's to tune on, written before their first
+    # run; ed's held out, its questions written from the shipped file before that session's changes
+    "time-info": ("time.info.gz", "copy:/usr/share/info/time.info.gz", "tuning", "time"),
+    "bc-info": ("bc.info.gz", "copy:/usr/share/info/bc.info.gz", "tuning", "bc"),
+    "ed-info": ("ed.info.gz", "copy:/usr/share/info/ed.info.gz", "held-out", "ed"),
 }
 
 
