@@ -20,6 +20,7 @@ file of theirs is read.
 from __future__ import annotations
 
 import importlib
+import itertools
 import io
 import json
 import logging
@@ -668,7 +669,8 @@ def man_text(data: bytes, path: Path) -> str:
 INFO_SEPARATOR = "\x1f"  # what ends one node of an Info file and starts the next
 INFO_HEADER = re.compile(r"File: [^,]+,\s+Node: ")  # a node's first line: where it stands among the others
 INFO_INDEX = "\x08[index\x08]"  # what marks an index node (NUL bytes left out)
-INFO_MENU = re.compile(r"^\* Menu:", re.M)  # a node's menu of the nodes under it, to its end
+INFO_MENU = re.compile(r"^\* Menu:.*$", re.M)  # what opens a node's menu of the nodes under it
+INFO_ENTRY = re.compile(r"\* [^:\n]+:")  # a menu's entry: "* Node::", "* Label: Node."
 INFO_NOTE = re.compile(r"\*[Nn]ote\s+([^:]+?):(?::|\s*[^.,]+[.,])")  # "*note Node::", "*note Label: Node."
 
 
@@ -698,9 +700,25 @@ def info_text(data: bytes, path: Path) -> str:
     for node in nodes:
         header, _, body = node.lstrip("\n").partition("\n")
         if INFO_HEADER.match(header) and INFO_INDEX not in body:
-            body = INFO_MENU.split(body, 1)[0]
-            texts.append(INFO_NOTE.sub(r"\1", body))
+            texts.append(INFO_NOTE.sub(r"\1", without_menu(body)))
     return "\n\n".join(texts) if texts else INFO_SEPARATOR.join(nodes)
+
+
+def without_menu(body: str) -> str:
+    """An Info node's text without its menu: the paragraphs after "* Menu:" whose lines at the margin
+    are entries ("* Node::", "* Label: Node."), the first of them perhaps a title over the rest, and
+    one-line titles over such paragraphs. Text after the menu stays (makeinfo writes a menu where the
+    source has it, before the node's text as often as after it)."""
+    head, *menu = INFO_MENU.split(body, 1)
+    if not menu:
+        return body
+    paragraphs = [paragraph for paragraph in re.split(r"\n[ \t]*\n", menu[0]) if paragraph.strip()]
+    dropped = [False] * (len(paragraphs) + 1)
+    for i in reversed(range(len(paragraphs))):
+        lines = paragraphs[i].strip("\n").splitlines()
+        entries = [bool(INFO_ENTRY.match(line)) for line in lines if not line[:1].isspace()]
+        dropped[i] = (any(entries) and all(entries[1:])) or (len(lines) == 1 and dropped[i + 1])
+    return "\n\n".join([head, *(paragraph for paragraph, drop in zip(paragraphs, dropped) if not drop)])
 
 
 # -- plain text with an outline ------------------------------------------------------------------
@@ -717,6 +735,23 @@ FILLED = 0.8  # a line of a filled paragraph is at least this share of the text'
 
 def indent(line: str) -> int:
     return len(line) - len(line.lstrip())
+
+
+def first_lines_set_back(lines: list[str]) -> list[str]:
+    """``lines`` with each paragraph's first line indented deeper than the rest (as GNU Info and many
+    plain-text books indent a paragraph) set back to the rest's indent. A first line counts so after
+    a blank line, over lines at one lesser indent, when it is filled (:data:`FILLED`: it reaches at
+    least that share of their width)."""
+    lines = list(lines)
+    for i in range(len(lines) - 1):
+        if not lines[i].strip() or (i and lines[i - 1].strip()) or not lines[i + 1].strip():
+            continue
+        rest = indent(lines[i + 1])
+        run = [line.rstrip() for line in itertools.takewhile(lambda line: line.strip() and indent(line) == rest,
+                                                            lines[i + 1:])]
+        if rest < indent(lines[i]) and len(lines[i].rstrip()) >= FILLED * max(map(len, run)):
+            lines[i] = " " * rest + lines[i].lstrip()
+    return lines
 
 
 def hanging_terms(lines: list[str]) -> dict[int, int]:
@@ -866,9 +901,15 @@ def outline_blocks(content: str) -> list[Block]:
       the order in which its underline first appears, where the underline counts (:func:`underlined`);
     - a ``*`` / ``**`` line at the start of a line is a heading or an item (:func:`star_lines`);
     - a numbered title ("2.1 Building") followed by a blank line is a heading of that depth;
+    - a first line that starts and ends with the same words apart (a man page's running head) is
+      left out;
+    - a paragraph's first line indented deeper than the rest reads at their indent
+      (:func:`first_lines_set_back`);
     - a short line followed by lines indented deeper is a heading for them ("OPTIONS", "-v,
       --invert-match" in a man page; "tmux (3.3a-3) unstable" in a Debian changelog), and so is a
-      term beside the text it heads (:func:`hanging_terms`: "-b          Binary mode.");
+      term beside the text it heads (:func:`hanging_terms`: "-b          Binary mode."); where that
+      line ends a paragraph, the paragraph's last sentence is the heading (a lead-in "… is used:",
+      several terms over one text: "'-q'" / "'--quiet'" in an Info manual);
     - a paragraph laid out in columns is a table, a row a block (:func:`table_rows`);
     - a short line that ends no sentence over list items is their heading ("Bug fixes:",
       "2022-04-10: v1.0.26"), and such a line alone over that heading heads both ("2022.07.12,
@@ -878,7 +919,10 @@ def outline_blocks(content: str) -> list[Block]:
     - a list item (``-``, ``*``, ``•``, ``1.`` …) with its indented continuation is one block, a
       paragraph (lines up to a blank line or a change of indentation) another.
     """
-    lines = content.expandtabs(8).splitlines()
+    lines = first_lines_set_back(content.expandtabs(8).splitlines())
+    top = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if top is not None and len(ends := re.split(r"\s{2,}", lines[top].strip())) > 1 and ends[0] == ends[-1]:
+        lines[top] = ""  # a running head ("GREP(1)    User Commands    GREP(1)"): the page's, not its text
     starred, rows, terms = star_lines(lines), table_rows(lines), hanging_terms(lines)
     rules: list[str] = []
     outline, blocks = Outline(), []
@@ -927,11 +971,13 @@ def outline_blocks(content: str) -> list[Block]:
             return stacked[j]
         return series.get(named(j), 0)
 
+    def joined(lines: list[str]) -> str:  # lines as one, a typesetter's hyphenation undone
+        return re.sub(r"[\u2010\u00ad] ", "", " ".join(line.strip() for line in lines))
+
     def flush() -> None:
         nonlocal block
         if block:
-            text = " ".join(line.strip() for line in block)
-            blocks.append(Block(re.sub(r"[\u2010\u00ad] ", "", text), path(), block_kind))  # a typesetter's hyphenation
+            blocks.append(Block(joined(block), path(), block_kind))
         block = []
 
     def heading(level: float, title: str) -> None:
@@ -1014,6 +1060,9 @@ def outline_blocks(content: str) -> list[Block]:
         in_item = block and block_kind == "item" and at >= body_indent
         if (not in_item and later.strip() and indent(later) > at and len(stripped) < 80 and not BULLET.match(line)
                 and not stripped.endswith((".", ","))):
+            if block and block_kind == "text" and at == block_indent:  # the paragraph's last sentence heads it
+                *before, stripped = sentences(joined([*block, line]))
+                block = [" ".join(before)] if before else []
             soft_heading(at, stripped)
             i += 1
             continue

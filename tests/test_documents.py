@@ -242,6 +242,18 @@ def test_a_real_news_file_puts_each_change_under_its_release():
      "tmux (3.3a-2) unstable; urgency=medium\n\n  * Older.\n",
      [(("tmux (3.3a-3) unstable; urgency=medium",), "Update a tag. -- A Person <a@b.org> Mon, 01 Jan 2024"),
       (("tmux (3.3a-2) unstable; urgency=medium",), "Older.")]),
+    # GNU Info's text: a paragraph's first line indented deeper than the rest; a paragraph's last sentence
+    # over an example heads it; several terms over one text head it together
+    ("1.1 Options\n===========\n\n'frob' reads its knobs from a panel at start.  The default format\n"
+     "built into 'frob' is:\n\n     %k knob\n\n   A second paragraph starts indented and then\ngoes on at the margin.\n\n"
+     "'-q'\n'--quiet'\n     Print nothing.\n",
+     [(("1.1 Options",), "'frob' reads its knobs from a panel at start."),
+      (("1.1 Options", "The default format built into 'frob' is:"), "%k knob"),
+      (("1.1 Options",), "A second paragraph starts indented and then goes on at the margin."),
+      (("1.1 Options", "'-q' '--quiet'"), "Print nothing.")]),
+    # a man page's running head is left out
+    ("FROB(1)            User Commands            FROB(1)\n\nNAME\n       frob - make gadgets\n",
+     [(("NAME",), "frob - make gadgets")]),
     # no structure at all: its paragraphs, never merged; one passage a line without a blank line
     ("A para\nwrapped.\n\n  \nB para.", [((), "A para wrapped."), ((), "B para.")]),
     ("One fact.\nTwo fact.\n", [((), "One fact."), ((), "Two fact.")]),
@@ -392,6 +404,7 @@ FROB_INFO = ("This is frob.info, produced by makeinfo from frob.texi.\n\nINFO-DI
              "File: frob.info,  Node: Top,  Next: Knobs,  Up: (dir)\n\nfrob\n****\n\nThis manual documents frob 2.3.\n\n"
              "* Menu:\n\n* Knobs::     Turning knobs.\n* Index::     Index.\n\n\x1f\n"
              "File: frob.info,  Node: Knobs,  Next: Index,  Prev: Top,  Up: Top\n\n1 Knobs\n*******\n\n"
+             "* Menu:\n\nLonger:\n* Waiting::    Between turns.\n\n"  # a menu before the node's text
              "The default knob is main; see *note Top:: for the version.\n\n1.1 Waiting\n===========\n\n"
              "frob waits 3 seconds between turns.\n\n\x1f\n"
              "File: frob.info,  Node: Index,  Prev: Knobs,  Up: Top\n\nIndex\n*****\n\n\x00\x08[index\x00\x08]\n"
