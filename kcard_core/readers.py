@@ -89,12 +89,12 @@ class Reader(ABC):
             hint["unasked"] = prompt.replace(asked, "")
         return Ask(prompt, hint)
 
-    def narrowing(self, prompt: Any, question: str, answer: str) -> Ask:
+    def narrowing(self, prompt: Any, question: str, answer: str, refused: tuple[str, ...] = ()) -> Ask:
         """The request for the run of ``answer``'s whole words likeliest, its tokens and then an end, as
-        the reply to ``prompt``, that says more than the question's own words: where greedy decoding
-        would have started and ended that reply had it weighed every run at once (only where the
-        reader :attr:`copies`)."""
-        return Ask(prompt, {"copy": answer, "narrow": True, "asked": question})
+        the reply to ``prompt``, that says more than the question's own words and is none of ``refused``:
+        where greedy decoding would have started and ended that reply had it weighed every run at once
+        (only where the reader :attr:`copies`)."""
+        return Ask(prompt, {"copy": answer, "narrow": True, "asked": question, "refused": refused})
 
     def prompt(self, question: str, trace: Trace) -> Any:
         """What the base LLM reads: the chain's prompt (``trace.prompt``) for a completion model; for a

@@ -109,6 +109,21 @@ def _ends_cut(items: list[str], goes: Callable[[str], bool]) -> list[str]:
     return items[start:end]
 
 
+SECTION_NUMBER = re.compile(r"(\d+(?:\.\d+)*)\.?\s+[^\W\d_]")  # a numbered title's number ("5.1 Functions")
+
+
+def labels(headings: Sequence[str], titles: bool = True) -> tuple[str, ...]:
+    """What names the text rather than answers, of ``headings`` (heading paths, "A › B"): the number of
+    each numbered title ("5.1" of "5.1 Math Library Functions", with and without its closing full
+    stop; not a release's "1.2.1 - 2025-10-26"), and with ``titles`` each path's first level (a
+    document's title, its file)."""
+    found = [heading.split(SEPARATOR)[0] for heading in headings] if titles else []
+    for level in (level for heading in headings for level in heading.split(SEPARATOR)):
+        if number := SECTION_NUMBER.match(level):
+            found += [number.group(1), number.group(1) + "."]
+    return tuple(dict.fromkeys(found))
+
+
 def unlabelled(answer: str, question: str, headings: Sequence[str]) -> str:
     """``answer`` without the label it copies from a heading around what answers: where the answer
     stands in one of ``headings`` (the heading paths the knowledge stands under, "A › B"), the levels

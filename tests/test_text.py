@@ -3,8 +3,8 @@ loops told; the part of an answer that answers."""
 
 import pytest
 
-from kcard_core.text import (answering_part, complete_sentences, copied, looped, repeats, sentences, shares_a_word,
-                             unlabelled)
+from kcard_core.text import (answering_part, complete_sentences, copied, labels, looped, repeats, sentences,
+                             shares_a_word, unlabelled)
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -126,6 +126,14 @@ def test_an_answer_standing_in_a_heading_loses_the_label_words_the_question_says
 def test_an_answer_is_unlabelled_only_under_headings():
     assert unlabelled(" Version 4.3 ", "Which version?", []) == "Version 4.3"
     assert unlabelled("Версия 4.3", "Какая версия?", ["Версия 4.3 (2020)"]) == "4.3"  # any language
+
+
+def test_labels_are_a_paths_first_level_and_its_numbered_levels_numbers():
+    assert labels(["pic-21.html › 21. PIC Reference › 21.2. Semi-Formal Grammar", "pic-21.html › 21. PIC Reference",
+                   "5.1 Functions › 'a (X)'"]) == (
+        "pic-21.html", "5.1 Functions", "21", "21.", "21.2", "21.2.", "5.1", "5.1.")
+    assert labels(["Release 2.1 (May 2020)"]) == ("Release 2.1 (May 2020)",)  # a number inside a title is no label
+    assert labels(["NEWS › 1.2.1 - 2025-10-26", "1 Intro"], titles=False) == ("1", "1.")  # nor a release's number
 
 
 def test_shares_a_word_tells_an_answer_with_any_word_of_the_knowledge():

@@ -13,7 +13,7 @@ from langchain_core.language_models import BaseLanguageModel
 from kcard_core import defaults
 from kcard_core.chains.prompts import narrowing_prompt
 from kcard_core.readers import Ask, Reader
-from kcard_core.text import (COPIED_WORDS, SEPARATOR, answering_part, copied, looped, named_option, one_line,
+from kcard_core.text import (COPIED_WORDS, answering_part, copied, labels, looped, named_option, one_line,
                              repeats, shares_a_word, split_options, stands_in, unlabelled, without_options,
                              words_of)
 from kcard_core.trace import Trace, Turn
@@ -50,8 +50,9 @@ class RulesReader(Reader):
     5. An answer that loops (:func:`~kcard_core.text.looped`) or copies a stretch of the knowledge out
        (:func:`~kcard_core.text.copied`) gives way to the knowledge's span of at most
        :data:`~kcard_core.text.COPIED_WORDS` words (so never a copy itself) that the base LLM finds
-       likeliest as a whole answer, where the base LLM ``copies``; never a heading path's first level,
-       which names the text rather than answers ("pic-21.html", a document's title).
+       likeliest as a whole answer, where the base LLM ``copies``; never a label
+       (:func:`~kcard_core.text.labels`: a heading path's first level, a numbered heading's number),
+       which names the text rather than answers ("pic-21.html", a document's title, "5.1").
     6. The answer keeps the part that answers (:func:`~kcard_core.text.answering_part`): of "A: B"
        the side that says a word the question does not, no closing aside in brackets, and no
        quotation marks around it whole; an answer standing in a heading the knowledge is under, not
@@ -71,8 +72,9 @@ class RulesReader(Reader):
        whole where the knowledge does not say that run ("4.1.0" of "4.1.0 to 4.2.0." says what no
        passage does) or where the run only repeats the question; the first time also where the run
        stands in a heading path the answer goes beyond ("python-dotenv" of "python-dotenv ›
-       Command-line Interface: $ pip install …"), the second only where it is a path's first level,
-       which names the text rather than answers (a document's title: "python-dotenv", not "14.2").
+       Command-line Interface: $ pip install …"). Neither run is ever a numbered title's number ("1"
+       of "1 Introduction › 1.2 Options › -l: Define …"), the second never a label as in step 5 (a
+       document's title: "python-dotenv"), though a heading's other parts may be ("14.2").
 
     As any reply may still change, none is shown as it comes: a stream gets the answer whole.
     """
@@ -123,7 +125,7 @@ class RulesReader(Reader):
         if options:
             return reply
         headings = trace.headings()
-        firsts = tuple(dict.fromkeys(heading.split(SEPARATOR)[0] for heading in headings))  # name the text
+        named = labels(headings)  # what names the text: a document's title, a section's number
         mark = "" if chat else apposition(question, reply, knowledge)
         if mark:
             trace.turns.append(Turn("the answer only repeated the question: it goes on as the knowledge does",
@@ -133,7 +135,7 @@ class RulesReader(Reader):
         # a reply that loops, or copies the knowledge out, gives way to the knowledge's likeliest short span
         why = ("looped" if looped(reply) else "copied the knowledge out" if copied(reply, knowledge) else "")
         if why and knowledge and self.copies:
-            span = yield self.copying(prompt, question, knowledge, words=COPIED_WORDS, refused=firsts)
+            span = yield self.copying(prompt, question, knowledge, words=COPIED_WORDS, refused=named)
             trace.turns.append(Turn(f"the answer {why}: the knowledge's span likeliest as a whole answer instead",
                                     reply, details={"span": span}))
             reply = span or reply
@@ -156,16 +158,17 @@ class RulesReader(Reader):
         elif trace.headed() and not shares_a_word(part, knowledge):
             lack = "has no word of the document's"
         if lack and not why and knowledge and self.copies:
-            span = yield self.copying(prompt, question, knowledge, words=COPIED_WORDS, refused=firsts)
+            span = yield self.copying(prompt, question, knowledge, words=COPIED_WORDS, refused=named)
             trace.turns.append(Turn(f"the answer {lack}: the knowledge's span likeliest as a whole answer instead",
                                     part, details={"span": span}))
             part = unlabelled(answering_part(span, question), question, headings) if span else part
         for short in (False, True):  # the answer to the chain's prompt, then (documents) a long answer's short one
             if len(part.split()) < 2 or not self.copies or short and not trace.headed():
                 break
-            shorter = yield self.narrowing(narrowing_prompt(question, part) if short else prompt, question, part)
-            label = (shorter in firsts if short
-                     else any(shorter in h for h in headings) and not any(part in h for h in headings))
+            refused = named if short else labels(headings, titles=False)  # the answer itself may stay whole
+            shorter = yield self.narrowing(narrowing_prompt(question, part) if short else prompt, question, part,
+                                           refused=tuple(label for label in refused if label != part))
+            label = not short and any(shorter in h for h in headings) and not any(part in h for h in headings)
             if (shorter != part and stands_in(shorter, knowledge) and not label
                     and not repeats(shorter, question)):
                 trace.turns.append(Turn("the answer narrows to its part the base LLM finds likeliest as a whole "

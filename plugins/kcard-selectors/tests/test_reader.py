@@ -50,8 +50,10 @@ class Copying:
     def generate(self, model, prompt, *, n, sampling, chat=False):
         if sampling.narrow:
             self.narrowing.append((sampling.copy, sampling.asked, prompt))
+            self.refused.append(sampling.refused)
             short = prompt.endswith("Short answer:")
-            return [(self.shortened if short else self.narrowed) or sampling.copy] * n
+            run = (self.shortened if short else self.narrowed) or sampling.copy
+            return [sampling.copy if run in sampling.refused else run] * n  # a refused run never comes back
         if sampling.copy:
             self.sources.append(sampling.copy)
             self.words.append(sampling.words)
@@ -212,6 +214,7 @@ def test_a_short_answer_may_stand_in_a_heading_but_not_be_the_documents_title(sh
         pass
     assert len(backend.narrowing) == 2  # after the chain's prompt "2.1" stands in a heading: kept whole
     assert trace.answer == answer
+    assert backend.refused[-1] == ("Quillan",)  # the path's first level names the text
 
 
 def test_a_copied_passage_gives_way_to_a_span_that_is_not_a_path_s_first_level():
