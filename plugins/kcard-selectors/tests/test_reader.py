@@ -254,3 +254,21 @@ def test_a_documents_answer_with_no_word_of_its_passages_gives_way(reply, headed
     assert trace.answer == answer
     assert any(t.question.startswith("the answer has no word of the document's") for t in trace.turns) == (
         reply != answer)
+
+
+def test_a_numbered_titles_number_is_never_the_answer():
+    from kcard_core.llm import BackendLLM
+    from kcard_core.trace import DocumentRecord, Trace
+
+    question = "Which bc option defines the standard math library?"
+    trace = Trace(mode="bottom-up", question=question, prompt=f"Question: {question}\nAnswer:")
+    trace.documents["bc-0"] = DocumentRecord(
+        "bc", "1 Introduction › 1.2 Options › '-l, --mathlib': Define the standard math library.", used=True,
+        sources=["bc.info › 1 Introduction › 1.2 Options › '-l, --mathlib'"], headed=True)
+    reply = "1 Introduction › 1.2 Options › -l, --mathlib"
+    backend = Copying(reply, span="", narrowed=None, shortened="1")
+    for _ in read(RulesReader(BackendLLM(model=None, backend=backend)), question, trace, None):
+        pass
+    assert backend.refused[0] == ("1", "1.", "1.2", "1.2.")  # after the chain's prompt: the numbers
+    assert backend.refused[1] == ("1 Introduction", "1", "1.", "1.2", "1.2.")  # as a short answer: the title too
+    assert trace.answer == reply  # "1" never comes back
