@@ -196,39 +196,38 @@ def test_an_answer_beyond_a_heading_does_not_end_inside_it():
     assert backend.narrowing and trace.answer == "May 2020 and the Osk timetable"
 
 
+def read_passage(question: str, text: str, sources: list[str], backend: "Copying", headed: bool = True):
+    """The trace of the rules reader answering ``question`` from one document passage (``text``, under
+    ``sources``' heading path) on ``backend``."""
+    from kcard_core.llm import BackendLLM
+    from kcard_core.trace import DocumentRecord, Trace
+
+    trace = Trace(mode="bottom-up", question=question, prompt=f"Question: {question}\nAnswer:")
+    trace.documents["doc-0"] = DocumentRecord("doc", text, used=True, sources=sources, headed=headed)
+    for _ in read(RulesReader(BackendLLM(model=None, backend=backend)), question, trace, None):
+        pass
+    return trace
+
+
 @pytest.mark.parametrize("shortened, answer", [
     ("2.1", "2.1"),  # a heading's part, as the short answer after the long one
     ("Quillan", "2.1: The Osk timetable was removed."),  # the document's title names the document, not the answer
 ])
 def test_a_short_answer_may_stand_in_a_heading_but_not_be_the_documents_title(shortened, answer):
-    from kcard_core.llm import BackendLLM
-    from kcard_core.trace import DocumentRecord, Trace
-
-    question = "Which release removed the Osk timetable?"
-    trace = Trace(mode="bottom-up", question=question, prompt=f"Question: {question}\nAnswer:")
-    trace.documents["quillan-0"] = DocumentRecord(
-        "quillan", "Quillan › Release 2.1 (May 2020): The Osk timetable was removed.", used=True,
-        sources=["NEWS › Quillan › Release 2.1 (May 2020)"], headed=True)
     backend = Copying("2.1: The Osk timetable was removed.", span="", narrowed="2.1", shortened=shortened)
-    for _ in read(RulesReader(BackendLLM(model=None, backend=backend)), question, trace, None):
-        pass
+    trace = read_passage("Which release removed the Osk timetable?",
+                         "Quillan › Release 2.1 (May 2020): The Osk timetable was removed.",
+                         ["NEWS › Quillan › Release 2.1 (May 2020)"], backend)
     assert len(backend.narrowing) == 2  # after the chain's prompt "2.1" stands in a heading: kept whole
     assert trace.answer == answer
     assert backend.refused[-1] == ("Quillan",)  # the path's first level names the text
 
 
 def test_a_copied_passage_gives_way_to_a_span_that_is_not_a_path_s_first_level():
-    from kcard_core.llm import BackendLLM
-    from kcard_core.trace import DocumentRecord, Trace
-
-    question = "Which timetable did release 2.1 remove?"
-    trace = Trace(mode="bottom-up", question=question, prompt=f"Question: {question}\nAnswer:")
-    trace.documents["quillan-0"] = DocumentRecord(
-        "quillan", "Quillan › Release 2.1 (May 2020): The Osk timetable was removed from every station.", used=True,
-        sources=["NEWS › Quillan › Release 2.1 (May 2020)"], headed=True)
     backend = Copying("Release 2.1 (May 2020): The Osk timetable was removed from every station.", span="Osk")
-    for _ in read(RulesReader(BackendLLM(model=None, backend=backend)), question, trace, None):
-        pass
+    trace = read_passage("Which timetable did release 2.1 remove?",
+                         "Quillan › Release 2.1 (May 2020): The Osk timetable was removed from every station.",
+                         ["NEWS › Quillan › Release 2.1 (May 2020)"], backend)
     assert backend.refused == [("Quillan",)]  # the title names the document, it answers nothing
     assert trace.answer == "Osk"
 
@@ -240,35 +239,21 @@ def test_a_copied_passage_gives_way_to_a_span_that_is_not_a_path_s_first_level()
     ("2.2", False, "2.2"),  # prose: an answer may be put in words of its own
 ])
 def test_a_documents_answer_with_no_word_of_its_passages_gives_way(reply, headed, answer):
-    from kcard_core.llm import BackendLLM
-    from kcard_core.trace import DocumentRecord, Trace
-
-    question = "Which release removed the Osk timetable?"
-    trace = Trace(mode="bottom-up", question=question, prompt=f"Question: {question}\nAnswer:")
-    trace.documents["quillan-0"] = DocumentRecord(
-        "quillan", "Quillan › Release 2.1 (May 2020): The Osk timetable was removed.", used=True,
-        sources=["NEWS › Quillan › Release 2.1 (May 2020)"] if headed else [], headed=headed)
-    backend = Copying(reply, span="2.1")
-    for _ in read(RulesReader(BackendLLM(model=None, backend=backend)), question, trace, None):
-        pass
+    trace = read_passage("Which release removed the Osk timetable?",
+                         "Quillan › Release 2.1 (May 2020): The Osk timetable was removed.",
+                         ["NEWS › Quillan › Release 2.1 (May 2020)"] if headed else [], Copying(reply, span="2.1"),
+                         headed=headed)
     assert trace.answer == answer
     assert any(t.question.startswith("the answer has no word of the document's") for t in trace.turns) == (
         reply != answer)
 
 
 def test_a_numbered_titles_number_is_never_the_answer():
-    from kcard_core.llm import BackendLLM
-    from kcard_core.trace import DocumentRecord, Trace
-
-    question = "Which bc option defines the standard math library?"
-    trace = Trace(mode="bottom-up", question=question, prompt=f"Question: {question}\nAnswer:")
-    trace.documents["bc-0"] = DocumentRecord(
-        "bc", "1 Introduction › 1.2 Options › '-l, --mathlib': Define the standard math library.", used=True,
-        sources=["bc.info › 1 Introduction › 1.2 Options › '-l, --mathlib'"], headed=True)
     reply = "1 Introduction › 1.2 Options › -l, --mathlib"
     backend = Copying(reply, span="", narrowed=None, shortened="1")
-    for _ in read(RulesReader(BackendLLM(model=None, backend=backend)), question, trace, None):
-        pass
+    trace = read_passage("Which bc option defines the standard math library?",
+                         "1 Introduction › 1.2 Options › '-l, --mathlib': Define the standard math library.",
+                         ["bc.info › 1 Introduction › 1.2 Options › '-l, --mathlib'"], backend)
     assert backend.refused[0] == ("1", "1.", "1.2", "1.2.")  # after the chain's prompt: the numbers
     assert backend.refused[1] == ("1 Introduction", "1", "1.", "1.2", "1.2.")  # as a short answer: the title too
     assert trace.answer == reply  # "1" never comes back
