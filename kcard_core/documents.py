@@ -737,6 +737,16 @@ def indent(line: str) -> int:
     return len(line) - len(line.lstrip())
 
 
+def without_running_head(lines: list[str]) -> list[str]:
+    """``lines`` with their first line of text blanked where it is a page's running head, not its text:
+    it starts and ends with the same words, set apart by two spaces or more ("GREP(1)    User Commands
+    GREP(1)", as groff renders a man page's head)."""
+    top = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if top is None or len(ends := re.split(r"\s{2,}", lines[top].strip())) < 2 or ends[0] != ends[-1]:
+        return lines
+    return [*lines[:top], "", *lines[top + 1:]]
+
+
 def first_lines_set_back(lines: list[str]) -> list[str]:
     """``lines`` with each paragraph's first line indented deeper than the rest (as GNU Info and many
     plain-text books indent a paragraph) set back to the rest's indent. A first line counts so after
@@ -901,8 +911,7 @@ def outline_blocks(content: str) -> list[Block]:
       the order in which its underline first appears, where the underline counts (:func:`underlined`);
     - a ``*`` / ``**`` line at the start of a line is a heading or an item (:func:`star_lines`);
     - a numbered title ("2.1 Building") followed by a blank line is a heading of that depth;
-    - a first line that starts and ends with the same words apart (a man page's running head) is
-      left out;
+    - a man page's running head is left out (:func:`without_running_head`);
     - a paragraph's first line indented deeper than the rest reads at their indent
       (:func:`first_lines_set_back`);
     - a short line followed by lines indented deeper is a heading for them ("OPTIONS", "-v,
@@ -919,10 +928,7 @@ def outline_blocks(content: str) -> list[Block]:
     - a list item (``-``, ``*``, ``•``, ``1.`` …) with its indented continuation is one block, a
       paragraph (lines up to a blank line or a change of indentation) another.
     """
-    lines = first_lines_set_back(content.expandtabs(8).splitlines())
-    top = next((i for i, line in enumerate(lines) if line.strip()), None)
-    if top is not None and len(ends := re.split(r"\s{2,}", lines[top].strip())) > 1 and ends[0] == ends[-1]:
-        lines[top] = ""  # a running head ("GREP(1)    User Commands    GREP(1)"): the page's, not its text
+    lines = first_lines_set_back(without_running_head(content.expandtabs(8).splitlines()))
     starred, rows, terms = star_lines(lines), table_rows(lines), hanging_terms(lines)
     rules: list[str] = []
     outline, blocks = Outline(), []

@@ -125,7 +125,7 @@ class RulesReader(Reader):
         if options:
             return reply
         headings = trace.headings()
-        named = labels(headings)  # what names the text: a document's title, a section's number
+        named, numbers = labels(headings), labels(headings, titles=False)  # a document's title, a section's number
         mark = "" if chat else apposition(question, reply, knowledge)
         if mark:
             trace.turns.append(Turn("the answer only repeated the question: it goes on as the knowledge does",
@@ -165,9 +165,9 @@ class RulesReader(Reader):
         for short in (False, True):  # the answer to the chain's prompt, then (documents) a long answer's short one
             if len(part.split()) < 2 or not self.copies or short and not trace.headed():
                 break
-            refused = named if short else labels(headings, titles=False)  # the answer itself may stay whole
+            refused = tuple(label for label in (named if short else numbers) if label != part)  # it may stay whole
             shorter = yield self.narrowing(narrowing_prompt(question, part) if short else prompt, question, part,
-                                           refused=tuple(label for label in refused if label != part))
+                                           refused=refused)
             label = not short and any(shorter in h for h in headings) and not any(part in h for h in headings)
             if (shorter != part and stands_in(shorter, knowledge) and not label
                     and not repeats(shorter, question)):
