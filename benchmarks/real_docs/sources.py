@@ -16,6 +16,7 @@ import hashlib
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 RUST_DOC = "/root/.rustup/toolchains/stable-x86_64-unknown-linux-gnu/share/doc/rust/html"
@@ -89,6 +90,11 @@ SOURCES = {
     "time-info": ("time.info.gz", "copy:/usr/share/info/time.info.gz", "tuning", "time"),
     "bc-info": ("bc.info.gz", "copy:/usr/share/info/bc.info.gz", "tuning", "bc"),
     "ed-info": ("ed.info.gz", "copy:/usr/share/info/ed.info.gz", "held-out", "ed"),
+    # held out: questions written on 2026-12-07 (session 60) from the shipped files, before that session's
+    # changes: GNU Readline's user manual as Debian ships it (Info) and httpcore's README and Keep a
+    # Changelog changelog (its METADATA, the version this project's environment installs)
+    "rluserman-info": ("rluserman.info.gz", "copy:/usr/share/info/rluserman.info.gz", "held-out", "readline"),
+    "httpcore": ("README.md", "metadata:httpcore-1.0.9", "held-out", "httpcore"),
 }
 
 
@@ -100,7 +106,8 @@ def content(source: str) -> bytes:
     if how == "copy":
         return Path(where).read_bytes()
     if how == "metadata":
-        found = glob.glob(f"{SITE}/{where}.dist-info/METADATA")
+        found = glob.glob(f"{SITE}/{where}.dist-info/METADATA") or glob.glob(
+            f"{sysconfig.get_paths()['purelib']}/{where}.dist-info/METADATA")
         if not found:
             raise SystemExit(f"{where} is not installed: pip install {where.replace('_', '-').replace('-', '==', 1)}")
         message = email.parser.Parser().parsestr(Path(found[0]).read_text(encoding="utf-8"))
