@@ -45,6 +45,8 @@ SNIFF_LINES = 100  # the first lines of a file without an extension in which its
 TEXT_EXTENSIONS = ("", ".txt", ".text")  # NEWS, ChangeLog, README, notes.txt: plain text in a folder
 MAN_SECTION = re.compile(r"\.[1-9][a-z]*")  # a man page's file name ends in its section: grep.1, open.3p
 ROFF_TITLE = re.compile(r"\.(?:TH|Dd)\s")  # the line that opens a man page's roff source (man, mdoc macros)
+MAN_LINK = re.compile(r"\.so\s+(\S+)")  # a man page that is another's: init.1 holds ".so man1/systemd.1"
+MAN_LINKS = 5  # the most links followed from one page to the page it stands for
 COMPRESSED = {".gz": "gzip", ".bz2": "bz2", ".xz": "lzma"}  # suffix -> the standard library's module
 PASSAGE_CHARS = 600  # a section's blocks are merged into passages of at most this many characters
 MARKS = "-*+•·o–\u2023\u2043\u25a0-\u25ff"  # a list item's bullet (a regex class): ‣ ⁃ and ○ ▪ ► ◦ …
@@ -251,7 +253,7 @@ def read_file(path: Path, format: str, source: str, size: int) -> list[Passage]:
         if format == "pdf":
             blocks = outline_blocks(pdf_text(data, path))
         elif format == "man":
-            blocks = outline_blocks(man_text(data, path))
+            blocks = outline_blocks(man_text(*linked_page(data, path)))
         elif format == "info":
             blocks = outline_blocks(info_text(data, path))
         else:
@@ -282,7 +284,7 @@ def detect(path: Path, data: bytes) -> str:
     if re.match(rb"\s*(<!doctype html|<html)", data[:4096], re.I):
         return "html"
     lines = decoded(data).strip().splitlines()
-    if any(ROFF_TITLE.match(line) for line in lines[:SNIFF_LINES]):
+    if any(ROFF_TITLE.match(line) for line in lines[:SNIFF_LINES]) or len(lines) == 1 and MAN_LINK.fullmatch(lines[0]):
         return "man"
     headings = [bool(ATX_HEADING.match(line)) for line in lines[:SNIFF_LINES]]
     if sum(heading and not before for before, heading in zip([False, *headings], headings)) >= 2:
@@ -643,6 +645,25 @@ def furniture(pages: list[list[str]]) -> set[str]:
 # -- man pages -----------------------------------------------------------------------------------
 
 MAN_SECONDS = 60  # the longest groff may take to render one page
+
+
+def linked_page(data: bytes, path: Path) -> tuple[bytes, Path]:
+    """The roff source that man page ``path`` (holding ``data``) stands for, and its path: where the
+    page is one line ".so man1/systemd.1", the page it names, looked for as man(1) does under the man
+    folder above ``path``'s section folder, then beside ``path``, compressed (:data:`COMPRESSED`) or
+    not, links followed up to :data:`MAN_LINKS` times; else ``data`` and ``path`` as they are. Raises
+    :class:`KcardError` naming the page a link names where it is not found."""
+    for _ in range(MAN_LINKS):
+        link = MAN_LINK.fullmatch(decoded(data).strip())
+        if link is None:
+            return data, path
+        name = link.group(1)
+        found = next((place for folder in (path.parent.parent, path.parent)
+                      for place in (folder / (name + suffix) for suffix in ("", *COMPRESSED)) if place.is_file()), None)
+        if found is None:
+            raise KcardError(f"{path} is a link to the man page {name}, which is not beside it")
+        data, path = file_bytes(found), found
+    raise KcardError(f"{path}: more than {MAN_LINKS} man page links in a row")
 
 
 def man_text(data: bytes, path: Path) -> str:

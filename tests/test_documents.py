@@ -386,6 +386,26 @@ def test_a_folder_reads_compressed_documents_and_man_pages(tmp_path, caplog):
     assert "frob › Install: Run make." in texts and "OPTIONS › -w, --wait=SECONDS" in " ".join(texts)
 
 
+@needs_groff
+def test_a_man_page_that_links_to_another_reads_as_that_page(tmp_path):
+    import gzip
+
+    (tmp_path / "man1").mkdir()
+    (tmp_path / "man1" / "frob.1.gz").write_bytes(gzip.compress((DATA / "frob.1").read_bytes()))
+    (tmp_path / "man1" / "knob.1").write_text(".so man1/frob.1\n")  # as man-db ships an alias's page
+    (tmp_path / "man1" / "turn.1.gz").write_bytes(gzip.compress(b".so man1/knob.1\n"))  # a link to a link
+    assert format_of(tmp_path / "man1" / "turn.1.gz") == "man"
+    whole = [p.contextual() for p in read_passages(DATA / "frob.1")]
+    for alias in ("knob.1", "turn.1.gz"):
+        assert [p.contextual() for p in read_passages(tmp_path / "man1" / alias)] == whole
+    (tmp_path / "man1" / "gone.1").write_text(".so man1/missing.1\n")
+    (tmp_path / "man1" / "loop.1").write_text(".so man1/loop.1\n")
+    with pytest.raises(KcardError, match=r"gone\.1 is a link to the man page man1/missing\.1, which is not beside it"):
+        read_passages(tmp_path / "man1" / "gone.1")
+    with pytest.raises(KcardError, match="more than 5 man page links in a row"):
+        read_passages(tmp_path / "man1" / "loop.1")
+
+
 def test_a_man_page_without_groff_says_what_to_install(monkeypatch):
     monkeypatch.setattr(shutil, "which", lambda name: None)
     with pytest.raises(KcardError, match=r"frob\.1 is a man page .*groff.*apt install groff-base"):
@@ -397,6 +417,13 @@ def test_a_man_page_without_groff_says_what_to_install(monkeypatch):
 def test_a_real_man_page_as_it_ships():
     found = [p.contextual() for p in read_passages("/usr/share/man/man1/grep.1.gz") if "byte offset" in p.text]
     assert any(text.startswith("OPTIONS › ") and "--byte-offset" in text for text in found), found
+
+
+@needs_groff
+@pytest.mark.skipif(not Path("/usr/share/man/man1/init.1.gz").exists(), reason="systemd's init(1) is not installed")
+def test_a_real_man_page_link_as_it_ships():  # init.1.gz is ".so man1/systemd.1"
+    assert [p.text for p in read_passages("/usr/share/man/man1/init.1.gz")] == \
+        [p.text for p in read_passages("/usr/share/man/man1/systemd.1.gz")]
 
 
 FROB_INFO = ("This is frob.info, produced by makeinfo from frob.texi.\n\nINFO-DIR-SECTION Tools\nSTART-INFO-DIR-ENTRY\n"
