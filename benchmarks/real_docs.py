@@ -123,7 +123,7 @@ def report(rows: list[dict]) -> str:
                      f"| {r['train_seconds'] or r.get('build_seconds', '–')} | {seconds} |")
     return f"""# Cards from real documents
 
-Thirty-four real documents used as they ship (benchmarks/real_docs/sources.py), 20 questions each
+Thirty-six real documents used as they ship (benchmarks/real_docs/sources.py), 20 questions each
 (right of 20: a gold answer is in the answer); libffi-manual is a folder of HTML pages, given as the
 corpus whole. A retrieval card is built from each at kcard's defaults (`kcard new card NAME --corpus
 FILE`, the subject and description kcard proposes) and installed beside every first-party card;
@@ -131,8 +131,8 @@ asked with `--card NAME`, bottom-up and top-down-auto over all cards; vanilla is
 Seventeen ship compressed or as a man page's roff source: the cards here are built from the
 decompressed file and from groff's text, and kcard reads the files as they ship (`NEWS.gz`,
 `grep.1.gz`) into the same passages (`python benchmarks/real_docs/sources.py --as-shipped`); the
-last five, diffutils' `NEWS.gz`, bzip2's `bzip2.1.gz` and three GNU Info manuals (`time.info.gz`,
-`bc.info.gz`, `ed.info.gz`), are given as they ship.
+last six, diffutils' `NEWS.gz`, bzip2's `bzip2.1.gz` and four GNU Info manuals (`time.info.gz`,
+`bc.info.gz`, `ed.info.gz`, `rluserman.info.gz`), are given as they ship.
 2 CPU cores, one process at a time; the rows run after the sentence change of 2026-12-07 (make-news
 and seven held-out documents) and after that day's marks change (grep, xmltodict, Cargo, FFTW and
 libseccomp, all three modes) on a host whose CPU multiplies with AVX2 alone, about twice as slow;
@@ -142,7 +142,8 @@ of a document's passages gives way to their likeliest span) the five whose answe
 same prompts (`readers.md`), run with its first form, which reads their prompts as it does; after
 session 59's reading changes (GNU Info, lead-ins, labels) the twelve tuning documents whose passages
 or answers they moved, with `--card` and bottom-up ("–": top-down-auto not run since), and time's and
-bc's new manuals and diffutils', bzip2's and ed's documents in all three modes.
+bc's new manuals and diffutils', bzip2's and ed's documents in all three modes; the two documents held
+out in session 60 (Readline's manual, httpcore's README) at that session's code, all three modes.
 
 {chr(10).join(lines)}
 
@@ -180,6 +181,8 @@ prompts and read on the held-out ones once after (Cargo 9 → 10, distro 11 → 
 | diffutils' NEWS, given as it ships (`NEWS.gz`) | 2026-12-07 (session 58) | 11 in all three modes, on the code as it stood |
 | bzip2's man page, given as its roff source (`bzip2.1.gz`) | 2026-12-07 (session 58) | 12, 11 and 12, the same |
 | ed's GNU Info manual, given as it ships (`ed.info.gz`) | 2026-12-07 (session 59) | 4 in all three modes, after that session's changes |
+| GNU Readline's user manual, given as it ships (`rluserman.info.gz`) | 2026-12-08 (session 60) | 10 in all three modes, on the code as it stood |
+| httpcore's README and Keep a Changelog changelog (its METADATA) | 2026-12-08 (session 60) | 15 in all three modes, the same |
 
 Four of cargo-profiles' answers are one digit, which any answer holding that digit matches.
 
@@ -267,7 +270,10 @@ deep ("1 Measuring Program Resource Use › 1.3 Redirecting Output › '-o FILE'
 passage's own ("3 Invoking ed", "Commands", "Math Library Functions") where the question asks for
 the option, function or command that heads it; since session 59 a numbered title's number ("1")
 never is the answer: with that session's reading changes it took time's manual from 0 to 4 of 20 and
-bc's from 3 to 9.
+bc's from 3 to 9. Readline's manual, held out in session 60, shows it again: 5 of its 10 misses
+answered with its chapter's title, "1 Command Line Editing". Session 60's five probes (docs/decisions.md)
+moved where the base LLM copies from, a passage's own heading first or two demonstrations of a
+numbered manual, and each traded answers to "which option" for answers to "which release".
 The other 52, and 35 held out, are the sentence's or the passage's. On the tuning documents the
 whole document holds a gold answer for 358 of the 360 questions, the passages the card finds for
 341 and the one sentence the reader is given for 308 (2026-12-07): BM25 over sentences prefers a
