@@ -652,7 +652,8 @@ def linked_page(data: bytes, path: Path) -> tuple[bytes, Path]:
     page is one line ".so man1/systemd.1", the page it names, looked for as man(1) does under the man
     folder above ``path``'s section folder, then beside ``path``, compressed (:data:`COMPRESSED`) or
     not, links followed up to :data:`MAN_LINKS` times; else ``data`` and ``path`` as they are. Raises
-    :class:`KcardError` naming the page a link names where it is not found."""
+    :class:`KcardError` naming the page a link names where it is not found, and where links go on
+    past :data:`MAN_LINKS`."""
     for _ in range(MAN_LINKS):
         link = MAN_LINK.fullmatch(decoded(data).strip())
         if link is None:
