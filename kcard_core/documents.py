@@ -45,7 +45,7 @@ SNIFF_LINES = 100  # the first lines of a file without an extension in which its
 TEXT_EXTENSIONS = ("", ".txt", ".text")  # NEWS, ChangeLog, README, notes.txt: plain text in a folder
 MAN_SECTION = re.compile(r"\.[1-9][a-z]*")  # a man page's file name ends in its section: grep.1, open.3p
 ROFF_TITLE = re.compile(r"\.(?:TH|Dd)\s")  # the line that opens a man page's roff source (man, mdoc macros)
-MAN_LINK = re.compile(r"\.so\s+(\S+)")  # a man page that is another's: init.1 holds ".so man1/systemd.1"
+MAN_LINK = re.compile(r"\.so[ \t]+(\S+)")  # a man page that is another's: init.1 holds ".so man1/systemd.1"
 MAN_LINKS = 5  # the most links followed from one page to the page it stands for
 COMPRESSED = {".gz": "gzip", ".bz2": "bz2", ".xz": "lzma"}  # suffix -> the standard library's module
 PASSAGE_CHARS = 600  # a section's blocks are merged into passages of at most this many characters
@@ -272,7 +272,8 @@ def read_file(path: Path, format: str, source: str, size: int) -> list[Passage]:
 
 def detect(path: Path, data: bytes) -> str:
     """The format of file ``path`` holding ``data``: by its extension, else by its first bytes (HTML,
-    PDF), else ``man`` when one of its first lines opens a man page (:data:`ROFF_TITLE`), else
+    PDF), else ``man`` when one of its first lines opens a man page (:data:`ROFF_TITLE`) or it is a
+    link to one (:func:`linked_name`), else
     ``markdown`` when two of its first lines, neither right under the other, are Markdown headings
     (a CHANGELOG.md that a package ships as "changelog"; not a comment block), else ``text`` when it
     has a blank line and ``lines`` when not (a file of one fact per line is that many passages).
@@ -283,8 +284,9 @@ def detect(path: Path, data: bytes) -> str:
         return "pdf"
     if re.match(rb"\s*(<!doctype html|<html)", data[:4096], re.I):
         return "html"
-    lines = decoded(data).strip().splitlines()
-    if any(ROFF_TITLE.match(line) for line in lines[:SNIFF_LINES]) or len(lines) == 1 and MAN_LINK.fullmatch(lines[0]):
+    text = decoded(data).strip()
+    lines = text.splitlines()
+    if any(ROFF_TITLE.match(line) for line in lines[:SNIFF_LINES]) or linked_name(text):
         return "man"
     headings = [bool(ATX_HEADING.match(line)) for line in lines[:SNIFF_LINES]]
     if sum(heading and not before for before, heading in zip([False, *headings], headings)) >= 2:
@@ -647,6 +649,13 @@ def furniture(pages: list[list[str]]) -> set[str]:
 MAN_SECONDS = 60  # the longest groff may take to render one page
 
 
+def linked_name(text: str) -> str | None:
+    """The page a man page of ``text`` is a link to ("man1/systemd.1" of ".so man1/systemd.1", its one
+    line); None for any other text."""
+    link = MAN_LINK.fullmatch(text.strip())
+    return link.group(1) if link else None
+
+
 def linked_page(data: bytes, path: Path) -> tuple[bytes, Path]:
     """The roff source that man page ``path`` (holding ``data``) stands for, and its path: where the
     page is one line ".so man1/systemd.1", the page it names, looked for as man(1) does under the man
@@ -655,12 +664,11 @@ def linked_page(data: bytes, path: Path) -> tuple[bytes, Path]:
     :class:`KcardError` naming the page a link names where it is not found, and where links go on
     past :data:`MAN_LINKS`."""
     for _ in range(MAN_LINKS):
-        link = MAN_LINK.fullmatch(decoded(data).strip())
-        if link is None:
+        name = linked_name(decoded(data))
+        if name is None:
             return data, path
-        name = link.group(1)
-        found = next((place for folder in (path.parent.parent, path.parent)
-                      for place in (folder / (name + suffix) for suffix in ("", *COMPRESSED)) if place.is_file()), None)
+        places = [folder / (name + suffix) for folder in (path.parent.parent, path.parent) for suffix in ("", *COMPRESSED)]
+        found = next((place for place in places if place.is_file()), None)
         if found is None:
             raise KcardError(f"{path} is a link to the man page {name}, which is not beside it")
         data, path = file_bytes(found), found
